@@ -1,0 +1,68 @@
+"""``mama doctor``: is this installation healthy, and where is everything?
+
+Prints versions, the data folder, where the key comes from (never the key),
+the schema version, the embedding model and how long a probe sentence takes
+to embed. Exits 0 when all is well; otherwise the failing check's error.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from importlib import metadata
+
+import click
+
+from app.cli.context import CliContext
+from app.cli.progress import model_progress
+from mama_core.embeddings import load_embedder
+from mama_core.store import latest_version
+
+PROBE_SENTENCE = "The owner prefers short answers on weekdays."
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _sqlcipher_versions(store_conn: object) -> str:
+    conn = store_conn  # a sqlcipher3 connection
+    cipher = conn.execute("PRAGMA cipher_version").fetchone()[0]  # type: ignore[attr-defined]
+    sqlite = conn.execute("SELECT sqlite_version()").fetchone()[0]  # type: ignore[attr-defined]
+    return f"SQLCipher {cipher}, SQLite {sqlite}"
+
+
+@click.command()
+@click.pass_obj
+def doctor(obj: CliContext) -> None:
+    """Check the installation: store, key and embedding model."""
+    echo = click.echo
+    echo(f"MAMA {_version('mama')} on Python {platform.python_version()} ({platform.system()})")
+    echo(
+        "  packages: "
+        + ", ".join(
+            f"{name} {_version(name)}"
+            for name in ("sqlcipher3", "llama-cpp-python", "PySide6-Essentials", "numpy")
+        )
+    )
+    echo(f"data folder: {obj.paths.home}")
+    echo(f"cache folder: {obj.paths.cache}")
+    key = obj.key
+    echo(f"key: from {key.describe()}")
+    store = obj.store()
+    echo(
+        f"store: {store.path} (schema {store.schema_version} of {latest_version()}, "
+        f"{_sqlcipher_versions(store.conn)})"
+    )
+    with model_progress() as progress:
+        embedder = load_embedder(obj.model_path, obj.paths.cache, progress=progress)
+        vector = embedder.embed_one(PROBE_SENTENCE)  # first call loads the model
+    start = time.perf_counter()
+    vector = embedder.embed_one(PROBE_SENTENCE)
+    probe_ms = (time.perf_counter() - start) * 1000
+    echo(f"model: {embedder.model_id} ({embedder.path}, dimension {embedder.dim})")
+    echo(f"embed probe: {probe_ms:.1f} ms for one sentence (norm {float((vector**2).sum()):.3f})")
+    echo("all checks passed")

@@ -1,0 +1,69 @@
+"""Entry point: the ``mama`` group, and the one place errors become a line.
+
+A ``MamaError`` prints ``mama: <code>: <message>`` on stderr and exits with
+its code; anything unexpected is logged with its traceback in the data folder
+and shown as one line that says where the details are.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from app.cli.context import CliContext
+from app.cli.doctor import doctor
+from app.logs import setup_file_logging
+from app.paths import resolve_paths
+from mama_core.errors import MamaError
+
+log = logging.getLogger("mama.cli")
+
+INTERNAL_ERROR_EXIT = 70
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=str),
+    envvar="MAMA_HOME",
+    help="Data folder (default: the platform's user data folder; env MAMA_HOME).",
+)
+@click.version_option(package_name="mama", prog_name="mama")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None) -> None:
+    """MAMA: your personal work agent, with a memory you can trust."""
+    ctx.obj = CliContext(paths=resolve_paths(home))
+    if ctx.invoked_subcommand is None:
+        # Until the desktop app lands, launching MAMA checks the installation.
+        ctx.invoke(doctor)
+
+
+cli.add_command(doctor)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; never let a traceback reach the person at the terminal."""
+    try:
+        cli.main(args=argv, prog_name="mama", standalone_mode=False)
+    except MamaError as exc:
+        log.info("command failed: %s: %s", exc.code, exc.message)
+        click.echo(f"mama: {exc.code}: {exc.message}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("mama: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception:
+        where = setup_file_logging(resolve_paths().log)
+        log.exception("internal error")
+        hint = f"details in {where}" if where else "run again with a writable data folder"
+        click.echo(f"mama: internal_error: something went wrong inside MAMA ({hint}).", err=True)
+        sys.exit(INTERNAL_ERROR_EXIT)

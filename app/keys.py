@@ -1,0 +1,96 @@
+"""Where the database key comes from: ``MAMA_DB_KEY``, the OS keyring, or a
+passphrase the owner types.
+
+On first use a random 256-bit key is created and kept in the OS keyring, one
+entry per store file. Where no keyring works, the owner gives a passphrase
+that SQLCipher turns into the key. ``MAMA_DB_KEY`` overrides both (headless
+use and tests). The key is never written to the data folder or a log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+import keyring
+import keyring.errors
+
+from mama_core.errors import KeyUnavailableError
+from mama_core.store import DbKey
+
+log = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "mama"
+ENV_KEY = "MAMA_DB_KEY"
+
+AskPassphrase = Callable[[str, bool], str]
+"""``ask(prompt, confirm)`` returns the passphrase the owner typed."""
+
+
+class KeyOrigin(str, Enum):
+    ENV = "MAMA_DB_KEY"
+    KEYRING = "keyring"
+    PASSPHRASE = "passphrase"
+
+
+@dataclass(frozen=True)
+class ResolvedKey:
+    key: DbKey
+    origin: KeyOrigin
+    detail: str = ""
+
+    def describe(self) -> str:
+        """Where the key came from, for `mama doctor` (never the key)."""
+        return f"{self.origin.value} ({self.detail})" if self.detail else self.origin.value
+
+
+def keyring_account(db_path: Path) -> str:
+    return f"store:{db_path.resolve()}"
+
+
+def resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None = None) -> ResolvedKey:
+    """The key for the store at ``db_path``, creating one for a new store."""
+    env = os.environ.get(ENV_KEY)
+    if env:
+        return ResolvedKey(DbKey.from_secret(env), KeyOrigin.ENV)
+
+    exists = db_path.exists() and db_path.stat().st_size > 0
+    backend = _backend_name()
+    try:
+        stored = keyring.get_password(KEYRING_SERVICE, keyring_account(db_path))
+        if stored:
+            return ResolvedKey(DbKey.from_secret(stored), KeyOrigin.KEYRING, backend)
+        if not exists:
+            key = DbKey.generate()
+            keyring.set_password(KEYRING_SERVICE, keyring_account(db_path), key.reveal())
+            log.info("created a new store key in the OS keyring (%s)", backend)
+            return ResolvedKey(key, KeyOrigin.KEYRING, backend)
+    except Exception as exc:  # any keyring backend failure means: no usable keyring
+        log.info("no usable OS keyring (%s): %s", backend, type(exc).__name__)
+
+    if ask_passphrase is None:
+        raise KeyUnavailableError(
+            f"No key for the memory store {db_path}: no OS keyring holds one and no "
+            f"passphrase can be asked here; set {ENV_KEY} or run MAMA in a terminal."
+        )
+    prompt = (
+        f"Passphrase for the memory store {db_path}"
+        if exists
+        else f"Choose a passphrase for the new memory store {db_path}"
+    )
+    secret = ask_passphrase(prompt, not exists)
+    if not secret:
+        raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
+    return ResolvedKey(DbKey(secret, raw=False), KeyOrigin.PASSPHRASE)
+
+
+def _backend_name() -> str:
+    try:
+        backend = keyring.get_keyring()
+    except Exception:
+        return "unknown"
+    return f"{type(backend).__module__}.{type(backend).__name__}".removeprefix("keyring.backends.")

@@ -1,0 +1,128 @@
+"""Opening the encrypted store: checks first, then migrations, then use.
+
+``Store.open`` refuses a wrong key, a foreign file, a newer schema, a store
+another process is writing and a read-only folder, each with its own error and
+without writing a byte to the file. Only then are pending migrations applied,
+after the file has been copied aside.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import sqlcipher3
+
+from mama_core.errors import (
+    MamaError,
+    MigrationError,
+    NewerSchemaError,
+    ReadOnlyError,
+    StoreError,
+)
+from mama_core.store.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, connect, translate_error
+from mama_core.store.keys import DbKey
+from mama_core.store.migrations import apply_migrations, load_migrations, schema_version
+
+STORE_FILE_NAME = "mama.db"
+BACKUP_DIR_NAME = "backups"
+
+
+class Store:
+    """An open encrypted store: one writer connection, readers on demand."""
+
+    def __init__(self, path: Path, key: DbKey, conn: Connection, busy_timeout_ms: int) -> None:
+        self.path = path
+        self._key = key
+        self._busy_timeout_ms = busy_timeout_ms
+        self.conn = conn
+        self.backups: list[Path] = []
+
+    @classmethod
+    def open(
+        cls, path: Path, key: DbKey, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
+    ) -> Store:
+        """Open (creating if needed) and migrate the store at ``path``."""
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ReadOnlyError(
+                f"MAMA cannot create its data folder {path.parent} ({exc.strerror}); "
+                "make it writable or choose another one with MAMA_HOME or --home."
+            ) from exc
+        conn = connect(path, key, busy_timeout_ms=busy_timeout_ms)
+        store = cls(path, key, conn, busy_timeout_ms)
+        try:
+            store._check_and_migrate()
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _check_and_migrate(self) -> None:
+        migrations = load_migrations()
+        latest = migrations[-1].version if migrations else 0
+        current = schema_version(self.conn)
+        if current > latest:
+            raise NewerSchemaError(
+                f"The memory store {self.path} was written by a newer MAMA (schema "
+                f"{current}, this one knows up to {latest}); update MAMA to open it."
+            )
+        try:
+            # Take and release the write lock: a store another process is
+            # writing is refused now, not halfway through a migration.
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("ROLLBACK")
+        except sqlcipher3.Error as exc:
+            raise translate_error(exc, self.path) from exc
+        if current == latest:
+            return
+        if current > 0:
+            self.backups.append(self._copy_aside(current))
+        try:
+            apply_migrations(self.conn, migrations)
+        except MigrationError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, sqlcipher3.Error):
+                translated = translate_error(cause, self.path)
+                if type(translated) is not StoreError:
+                    raise translated from cause
+            raise
+
+    def _copy_aside(self, version: int) -> Path:
+        """Copy the (checkpointed) file into ``backups/`` before a migration."""
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            folder = self.path.parent / BACKUP_DIR_NAME
+            folder.mkdir(exist_ok=True)
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            target = folder / f"{self.path.name}.v{version}.{stamp}.bak"
+            shutil.copy2(self.path, target)
+        except (OSError, sqlcipher3.Error) as exc:
+            raise translate_error(exc, self.path) from exc
+        return target
+
+    @property
+    def schema_version(self) -> int:
+        return schema_version(self.conn)
+
+    def reader(self) -> Connection:
+        """A new connection for reads on another thread."""
+        return connect(self.path, self._key, busy_timeout_ms=self._busy_timeout_ms)
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlcipher3.Error:
+            pass
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["BACKUP_DIR_NAME", "STORE_FILE_NAME", "MamaError", "Store"]
