@@ -32,7 +32,7 @@ CREATE INDEX judgments_superseded_by ON judgments (superseded_by);
 -- Text is append-only: only a purge may change it.
 CREATE TRIGGER judgments_text_append_only
 BEFORE UPDATE OF kind, topic, summary, details, applies_when, steps, valid_from,
-    recorded_at, provenance, involvement, command_id, content_hash ON judgments
+    recorded_at, provenance, command_id, content_hash ON judgments
 WHEN NEW.status != 'purged'
 BEGIN
     SELECT RAISE(ABORT, 'judgments are append-only');
