@@ -1,0 +1,48 @@
+"""Fixtures shared by every test: real encrypted stores in tmp_path and the
+real embedding model, built once per machine into a test cache."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mama_core.store import DbKey
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# A test key: 64 hex digits, i.e. a raw 256-bit SQLCipher key.
+TEST_KEY_HEX = "3f" * 32
+
+
+@pytest.fixture
+def db_key() -> DbKey:
+    return DbKey.from_secret(TEST_KEY_HEX)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "home" / "mama.db"
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def model_cache_dir() -> Path:
+    """Where tests build the GGUF model once and reuse it across runs."""
+    path = Path(os.environ.get("MAMA_TEST_MODEL_CACHE", Path.home() / ".cache" / "mama-test-models"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """No MAMA_* variables from the developer's shell leak into a test."""
+    for name in list(os.environ):
+        if name.startswith("MAMA_"):
+            monkeypatch.delenv(name)
+    yield monkeypatch
