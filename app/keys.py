@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import keyring
@@ -31,7 +31,7 @@ AskPassphrase = Callable[[str, bool], str]
 """``ask(prompt, confirm)`` returns the passphrase the owner typed."""
 
 
-class KeyOrigin(str, Enum):
+class KeyOrigin(StrEnum):
     ENV = "MAMA_DB_KEY"
     KEYRING = "keyring"
     PASSPHRASE = "passphrase"

@@ -1,10 +1,12 @@
-"""What every command shares: the folders, the settings, the key and the store."""
+"""What every command shares: the folders, the settings, the key, the store
+and the engine, each made once per command and closed when it ends."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +14,11 @@ from app.keys import ResolvedKey, resolve_key
 from app.paths import Paths
 from app.settings import Settings
 from mama_core.store import Store
+
+if TYPE_CHECKING:
+    from mama_core.memory import Engine, VerifyReport
+
+    from mama_core.embeddings import GgufEmbedder
 
 
 def ask_passphrase_in_terminal(prompt: str, confirm: bool) -> str:
@@ -24,7 +31,8 @@ class CliContext:
     _settings: Settings | None = None
     _key: ResolvedKey | None = None
     _store: Store | None = None
-    opened: list[Store] = field(default_factory=list)
+    _embedder: GgufEmbedder | None = None
+    _engine: Engine | None = None
 
     @property
     def settings(self) -> Settings:
@@ -49,3 +57,42 @@ class CliContext:
     @property
     def model_path(self) -> Path | None:
         return self.settings.embedding_model_path
+
+    def embedder(self) -> GgufEmbedder:
+        """The configured embedder; building the default model shows a progress bar."""
+        if self._embedder is None:
+            from app.cli.progress import model_progress
+            from mama_core.embeddings import load_embedder
+
+            with model_progress() as progress:
+                self._embedder = load_embedder(self.model_path, self.paths.cache, progress)
+        return self._embedder
+
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from mama_core.memory import Engine, EngineConfig
+
+            store = self.store()
+            config = EngineConfig(tombstone_threshold=self.settings.tombstone_threshold)
+            engine = Engine(store, self.embedder(), config)
+            self._engine = engine
+            # Registered after the store's close, so it runs first (LIFO).
+            click.get_current_context().call_on_close(engine.close)
+        return self._engine
+
+    def owner_dispatch(self, action: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run ``action`` as the owner at the command line."""
+        from mama_core.memory import Grant, SessionFacts
+
+        return self.engine().dispatch(
+            action, payload, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
+        )
+
+    def verify(self) -> VerifyReport:
+        from mama_core.memory import verify_store
+
+        reader = self.store().reader()
+        try:
+            return verify_store(reader)
+        finally:
+            reader.close()

@@ -63,6 +63,6 @@ def doctor(obj: CliContext) -> None:
     start = time.perf_counter()
     vector = embedder.embed_one(PROBE_SENTENCE)
     probe_ms = (time.perf_counter() - start) * 1000
-    echo(f"model: {embedder.model_id} ({embedder.path}, dimension {embedder.dim})")
+    echo(f"model: {embedder.model_id} ({embedder.model_path}, dimension {embedder.dim})")
     echo(f"embed probe: {probe_ms:.1f} ms for one sentence (norm {float((vector**2).sum()):.3f})")
     echo("all checks passed")

@@ -14,6 +14,7 @@ import click
 
 from app.cli.context import CliContext
 from app.cli.doctor import doctor
+from app.cli.memory import COMMANDS as MEMORY_COMMANDS
 from app.logs import setup_file_logging
 from app.paths import resolve_paths
 from mama_core.errors import MamaError
@@ -41,6 +42,8 @@ def cli(ctx: click.Context, home: str | None) -> None:
 
 
 cli.add_command(doctor)
+for _command in MEMORY_COMMANDS:
+    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,8 +16,11 @@ def model_progress() -> Iterator[Report]:
     """A ``report(done, total, what)`` callback drawing a bar only when needed."""
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        console=console, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        console=console,
+        transient=True,
     )
     task: list[TaskID] = []
 

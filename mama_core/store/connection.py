@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlcipher3
-
 from mama_core.errors import (
     DiskFullError,
     MamaError,
@@ -21,10 +19,10 @@ from mama_core.errors import (
     StoreLockedError,
     WrongKeyError,
 )
+from mama_core.store import sqlcipher
 from mama_core.store.keys import DbKey
 
-Connection = sqlcipher3.Connection
-DatabaseError = sqlcipher3.DatabaseError
+Connection = sqlcipher.Connection
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 _PLAINTEXT_HEADER = b"SQLite format 3\x00"
@@ -46,10 +44,10 @@ def connect(
     """
     uri = f"{path.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
     try:
-        conn = sqlcipher3.connect(
+        conn = sqlcipher.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=0
         )
-    except sqlcipher3.Error as exc:
+    except sqlcipher.Error as exc:
         raise translate_error(exc, path) from exc
     try:
         # SQLCipher otherwise prints decryption failures to stderr itself.
@@ -64,7 +62,7 @@ def connect(
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if str(mode).lower() != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
-    except sqlcipher3.Error as exc:
+    except sqlcipher.Error as exc:
         conn.close()
         raise translate_error(exc, path) from exc
     return conn

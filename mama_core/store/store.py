@@ -8,11 +8,10 @@ after the file has been copied aside.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from pathlib import Path
-
-import sqlcipher3
 
 from mama_core.errors import (
     MamaError,
@@ -21,6 +20,7 @@ from mama_core.errors import (
     ReadOnlyError,
     StoreError,
 )
+from mama_core.store import sqlcipher
 from mama_core.store.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, connect, translate_error
 from mama_core.store.keys import DbKey
 from mama_core.store.migrations import apply_migrations, load_migrations, schema_version
@@ -75,7 +75,7 @@ class Store:
             # writing is refused now, not halfway through a migration.
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.execute("ROLLBACK")
-        except sqlcipher3.Error as exc:
+        except sqlcipher.Error as exc:
             raise translate_error(exc, self.path) from exc
         if current == latest:
             return
@@ -85,7 +85,7 @@ class Store:
             apply_migrations(self.conn, migrations)
         except MigrationError as exc:
             cause = exc.__cause__
-            if isinstance(cause, sqlcipher3.Error):
+            if cause is not None and isinstance(cause, sqlcipher.Error):
                 translated = translate_error(cause, self.path)
                 if type(translated) is not StoreError:
                     raise translated from cause
@@ -100,7 +100,7 @@ class Store:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
             target = folder / f"{self.path.name}.v{version}.{stamp}.bak"
             shutil.copy2(self.path, target)
-        except (OSError, sqlcipher3.Error) as exc:
+        except (OSError, sqlcipher.Error) as exc:
             raise translate_error(exc, self.path) from exc
         return target
 
@@ -113,10 +113,8 @@ class Store:
         return connect(self.path, self._key, busy_timeout_ms=self._busy_timeout_ms)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(sqlcipher.Error):
             self.conn.close()
-        except sqlcipher3.Error:
-            pass
 
     def __enter__(self) -> Store:
         return self

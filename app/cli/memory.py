@@ -1,0 +1,277 @@
+"""The owner's memory commands: remember, search, show, history, retire,
+approve, reject, purge, verify, export.
+
+Each is an owner action (actor owner, turn cli) through the engine's catalog,
+so it gets the same validation, receipt and event as any other front end.
+``--json`` prints the receipt or record as JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from app.cli.context import CliContext
+from mama_core.errors import MamaError
+from mama_core.export import export_lines
+
+KINDS = ["decision", "fact", "preference", "constraint", "lesson", "workflow", "task", "schedule"]
+RETIRE_STATUSES = ["stale", "superseded", "contradicted"]
+
+
+class ConfirmationRequired(MamaError):
+    code = "confirmation_required"
+    exit_code = 4
+
+
+def _emit(result: dict[str, Any], as_json: bool, text: str) -> None:
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, sort_keys=True, default=str))
+    else:
+        click.echo(text)
+
+
+def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return obj.owner_dispatch(action, payload)
+
+
+def _receipt_line(result: dict[str, Any], verb: str) -> str:
+    replay = " (already done earlier; nothing changed)" if result.get("replayed") else ""
+    return f"{verb} #{result.get('judgment_id')}: {result.get('status')}{replay}"
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+
+
+@click.command()
+@click.argument("text")
+@click.option("--kind", type=click.Choice(KINDS), required=True)
+@click.option("--topic", default="", help="A short topic line.")
+@click.option("--details", default="", help="Longer details.")
+@click.option(
+    "--scope", "scopes", multiple=True, help="global, user:NAME, channel:NAME, project:NAME"
+)
+@click.option("--applies-when", default=None, help="When guidance applies (guidance kinds).")
+@click.option("--step", "steps", multiple=True, help="A workflow step, in order (repeatable).")
+@click.option("--replaces", "replaces", multiple=True, type=int, help="Id this revises.")
+@json_option
+@click.pass_obj
+def remember(
+    obj: CliContext,
+    text: str,
+    kind: str,
+    topic: str,
+    details: str,
+    scopes: tuple[str, ...],
+    applies_when: str | None,
+    steps: tuple[str, ...],
+    replaces: tuple[int, ...],
+    as_json: bool,
+) -> None:
+    """Remember TEXT as a judgment of the given kind."""
+    payload: dict[str, Any] = {"kind": kind, "summary": text, "topic": topic, "details": details}
+    if scopes:
+        payload["scopes"] = list(scopes)
+    if applies_when:
+        payload["applies_when"] = applies_when
+    if steps:
+        payload["steps"] = list(steps)
+    if replaces:
+        payload["replaces"] = list(replaces)
+    result = _owner(obj, "memory.save", payload)
+    _emit(result, as_json, _receipt_line(result, "remembered"))
+
+
+@click.command()
+@click.argument("query")
+@click.option("--scope", "scopes", multiple=True)
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS))
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 200))
+@json_option
+@click.pass_obj
+def search(
+    obj: CliContext,
+    query: str,
+    scopes: tuple[str, ...],
+    kinds: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search active memories for QUERY."""
+    payload: dict[str, Any] = {"query": query, "limit": limit}
+    if scopes:
+        payload["scopes"] = list(scopes)
+    if kinds:
+        payload["kinds"] = list(kinds)
+    result = _owner(obj, "memory.search", payload)
+    lines = [
+        f"#{hit['id']} [{hit['kind']}] {hit['summary']}  ({', '.join(hit.get('scopes', []))})"
+        for hit in result.get("results", [])
+    ]
+    _emit(result, as_json, "\n".join(lines) if lines else "nothing found")
+
+
+def _record_text(record: dict[str, Any]) -> str:
+    lines = [f"#{record['id']} [{record['kind']}] {record['status']}: {record['summary']}"]
+    for name in (
+        "topic",
+        "details",
+        "applies_when",
+        "outcome",
+        "valid_from",
+        "valid_until",
+        "recorded_at",
+        "involvement",
+    ):
+        if record.get(name):
+            lines.append(f"  {name}: {record[name]}")
+    if record.get("steps"):
+        lines.extend(f"  step {i}: {s}" for i, s in enumerate(record["steps"], start=1))
+    lines.append(f"  scopes: {', '.join(record.get('scopes', []))}")
+    if record.get("provenance"):
+        lines.append(f"  provenance: {json.dumps(record['provenance'], sort_keys=True)}")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("judgment_id", type=int)
+@json_option
+@click.pass_obj
+def show(obj: CliContext, judgment_id: int, as_json: bool) -> None:
+    """Show one memory with its provenance."""
+    result = _owner(obj, "memory.read", {"id": judgment_id})
+    _emit(result, as_json, _record_text(result["record"]))
+
+
+@click.command()
+@click.argument("judgment_id", type=int)
+@json_option
+@click.pass_obj
+def history(obj: CliContext, judgment_id: int, as_json: bool) -> None:
+    """Show what a memory replaced and every event that touched it."""
+    result = _owner(obj, "memory.read", {"id": judgment_id})
+    lines = [_record_text(result["record"])]
+    for older in result.get("history", []):
+        lines.append(f"  replaced: #{older['id']} {older['status']}: {older['summary']}")
+    for event in result.get("events", []):
+        lines.append(f"  event {event['id']} {event['at']} {event['action']}")
+    _emit(result, as_json, "\n".join(lines))
+
+
+@click.command()
+@click.argument("judgment_id", type=int)
+@click.option("--reason", required=True, help="Why it no longer holds.")
+@click.option("--status", type=click.Choice(RETIRE_STATUSES), default="stale", show_default=True)
+@click.option("--by", "successor", type=int, default=None, help="The record that replaces it.")
+@click.option("--forbid-resave", is_flag=True, help="Don't let it come back (tombstone).")
+@json_option
+@click.pass_obj
+def retire(
+    obj: CliContext,
+    judgment_id: int,
+    reason: str,
+    status: str,
+    successor: int | None,
+    forbid_resave: bool,
+    as_json: bool,
+) -> None:
+    """Retire a memory: it stops being believed, with a reason."""
+    payload: dict[str, Any] = {"id": judgment_id, "reason": reason, "status": status}
+    if successor is not None:
+        payload["by"] = successor
+    if forbid_resave:
+        payload["forbid_resave"] = True
+    result = _owner(obj, "memory.retire", payload)
+    _emit(result, as_json, _receipt_line(result, "retired"))
+
+
+@click.command()
+@click.argument("judgment_id", type=int)
+@json_option
+@click.pass_obj
+def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
+    """Approve a proposed memory: it becomes active guidance."""
+    result = _owner(obj, "review.approve", {"id": judgment_id})
+    _emit(result, as_json, _receipt_line(result, "approved"))
+
+
+@click.command()
+@click.argument("judgment_id", type=int)
+@click.option("--reason", required=True)
+@click.option("--forbid-resave", is_flag=True, help="Don't let it come back (tombstone).")
+@json_option
+@click.pass_obj
+def reject(
+    obj: CliContext, judgment_id: int, reason: str, forbid_resave: bool, as_json: bool
+) -> None:
+    """Reject a proposed memory, keeping the reason."""
+    payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
+    if forbid_resave:
+        payload["forbid_resave"] = True
+    result = _owner(obj, "review.reject", payload)
+    _emit(result, as_json, _receipt_line(result, "rejected"))
+
+
+@click.command()
+@click.argument("judgment_id", type=int)
+@click.option("--reason", default="erased by the owner", show_default=True)
+@click.option("--with-history", is_flag=True, help="Also erase the records it replaced.")
+@click.option("--yes", is_flag=True, help="Confirm: the text is erased for good.")
+@json_option
+@click.pass_obj
+def purge(
+    obj: CliContext, judgment_id: int, reason: str, with_history: bool, yes: bool, as_json: bool
+) -> None:
+    """Erase a memory's text for good (the fact of the erasure stays in the log)."""
+    record = _owner(obj, "memory.read", {"id": judgment_id})["record"]
+    if not yes:
+        if not sys.stdin.isatty():
+            raise ConfirmationRequired(
+                f"Purging #{judgment_id} erases its text for good; add --yes to confirm."
+            )
+        click.echo(_record_text(record), err=True)
+        click.confirm(f"Erase the text of #{judgment_id} for good?", abort=True, err=True)
+    payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
+    if with_history:
+        payload["include_chain"] = True
+    result = _owner(obj, "memory.purge", payload)
+    _emit(result, as_json, f"purged #{judgment_id} (event {result.get('event_id')})")
+
+
+@click.command()
+@json_option
+@click.pass_obj
+def verify(obj: CliContext, as_json: bool) -> None:
+    """Check the event chain, the search index and the database file."""
+    report = obj.verify()
+    result = {"ok": report.ok, "problems": list(report.problems)}
+    _emit(result, as_json, "all checks passed" if report.ok else "\n".join(report.problems))
+    if not report.ok:
+        sys.exit(5)
+
+
+@click.command()
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), default=None)
+@click.pass_obj
+def export(obj: CliContext, out: str | None) -> None:
+    """Write every record as JSON lines (stdout, or --out FILE)."""
+    reader = obj.store().reader()
+    try:
+        if out is None:
+            for line in export_lines(reader):
+                click.echo(line)
+            return
+        count = 0
+        with open(out, "w", encoding="utf-8") as fh:
+            for line in export_lines(reader):
+                fh.write(line + "\n")
+                count += 1
+        click.echo(f"exported {count} records to {out}", err=True)
+    finally:
+        reader.close()
+
+
+COMMANDS = [remember, search, show, history, retire, approve, reject, purge, verify, export]
