@@ -1,0 +1,165 @@
+"""`mama doctor` on a fresh home, and each store refusal as a person sees it:
+one line naming the problem, a distinct exit code, the file unchanged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mama_core.errors import (
+    NewerSchemaError,
+    NotADatabaseError,
+    ReadOnlyError,
+    StoreLockedError,
+    WrongKeyError,
+)
+from mama_core.store import DbKey, Store, latest_version
+from tests.conftest import TEST_KEY_HEX, file_digest
+
+MAMA = Path(sys.executable).parent / "mama"
+
+
+def run_mama(
+    home: Path, *args: str, key: str = TEST_KEY_HEX, cache: Path, user: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAMA_")}
+    env.update(MAMA_HOME=str(home), MAMA_DB_KEY=key, MAMA_CACHE_DIR=str(cache))
+    command = [str(MAMA), *args]
+    if user is not None:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], code: str) -> None:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"mama: {code}: "), lines[0]
+    assert "Traceback" not in result.stderr
+    assert TEST_KEY_HEX not in result.stderr + result.stdout
+
+
+@pytest.fixture
+def home(tmp_path: Path, model_cache_dir: Path) -> Path:
+    path = tmp_path / "home"
+    result = run_mama(path, "doctor", cache=model_cache_dir)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def test_doctor_on_a_new_home(home: Path, model_cache_dir: Path) -> None:
+    db = home / "mama.db"
+    assert db.read_bytes()[:16] != b"SQLite format 3\x00"
+    result = run_mama(home, "doctor", cache=model_cache_dir)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "key: from MAMA_DB_KEY" in out
+    assert f"schema {latest_version()} of {latest_version()}" in out
+    assert "dimension 384" in out
+    assert "embed probe:" in out
+    assert TEST_KEY_HEX not in out
+
+
+def test_launch_without_arguments_runs_doctor(home: Path, model_cache_dir: Path) -> None:
+    result = run_mama(home, cache=model_cache_dir)
+    assert result.returncode == 0, result.stderr
+    assert "all checks passed" in result.stdout
+
+
+def test_other_key_is_refused(home: Path, model_cache_dir: Path) -> None:
+    db = home / "mama.db"
+    before = file_digest(db)
+    result = run_mama(home, "doctor", key="some other key", cache=model_cache_dir)
+    assert result.returncode == WrongKeyError.exit_code
+    assert_one_line_error(result, "wrong_key")
+    assert "key" in result.stderr.split(":", 2)[2]
+    assert "some other key" not in result.stderr
+    assert file_digest(db) == before
+
+
+def test_not_a_database(tmp_path: Path, model_cache_dir: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "mama.db").write_text("my shopping list\n")
+    result = run_mama(home, "doctor", cache=model_cache_dir)
+    assert result.returncode == NotADatabaseError.exit_code
+    assert_one_line_error(result, "not_a_database")
+    assert (home / "mama.db").read_text() == "my shopping list\n"
+
+
+def test_newer_schema(home: Path, model_cache_dir: Path) -> None:
+    db = home / "mama.db"
+    with Store.open(db, DbKey.from_secret(TEST_KEY_HEX)) as store:
+        store.conn.execute(f"PRAGMA user_version = {latest_version() + 1}")
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = file_digest(db)
+    result = run_mama(home, "doctor", cache=model_cache_dir)
+    assert result.returncode == NewerSchemaError.exit_code
+    assert_one_line_error(result, "newer_schema")
+    assert "update MAMA" in result.stderr
+    assert file_digest(db) == before
+
+
+def test_store_in_use_by_another_process(home: Path, model_cache_dir: Path) -> None:
+    db = home / "mama.db"
+    before = file_digest(db)
+    pragma = "PRAGMA key = " + DbKey.from_secret(TEST_KEY_HEX).pragma_value()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys, sqlcipher3
+                conn = sqlcipher3.connect({str(db)!r}, isolation_level=None)
+                conn.execute({pragma!r})
+                conn.execute("BEGIN IMMEDIATE")
+                print("locked", flush=True)
+                sys.stdin.readline()
+                """
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        result = run_mama(home, "doctor", cache=model_cache_dir)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+    assert result.returncode == StoreLockedError.exit_code
+    assert_one_line_error(result, "store_locked")
+    assert file_digest(db) == before
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) is needed")
+def test_read_only_data_folder(home: Path, model_cache_dir: Path, tmp_path: Path) -> None:
+    db = home / "mama.db"
+    with Store.open(db, DbKey.from_secret(TEST_KEY_HEX)) as store:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for extra in home.glob("mama.db-*"):
+        extra.unlink()
+    before = file_digest(db)
+    # As root, permissions do not bind; run as an unprivileged user instead,
+    # for whom the folder and the file are readable but not writable.
+    tmp_path.chmod(0o755)
+    home.chmod(0o755)
+    db.chmod(0o644)
+    nobody = 65534 if os.geteuid() == 0 else None
+    if nobody is None:
+        home.chmod(0o555)
+    result = run_mama(home, "doctor", cache=model_cache_dir, user=nobody)
+    home.chmod(0o755)
+    assert result.returncode == ReadOnlyError.exit_code, result.stderr
+    assert_one_line_error(result, "read_only")
+    assert str(home) in result.stderr
+    assert file_digest(db) == before
