@@ -34,7 +34,9 @@ def file_digest(path: Path) -> str:
 @pytest.fixture(scope="session")
 def model_cache_dir() -> Path:
     """Where tests build the GGUF model once and reuse it across runs."""
-    path = Path(os.environ.get("MAMA_TEST_MODEL_CACHE", Path.home() / ".cache" / "mama-test-models"))
+    path = Path(
+        os.environ.get("MAMA_TEST_MODEL_CACHE", Path.home() / ".cache" / "mama-test-models")
+    )
     path.mkdir(parents=True, exist_ok=True)
     return path
 

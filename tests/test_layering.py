@@ -11,8 +11,20 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 FORBIDDEN = {
-    "mama_core": {"app", "ui", "PySide6", "shiboken6", "qasync", "telegram", "mcp", "slack_sdk",
-                  "httpx", "keyring", "click", "rich"},
+    "mama_core": {
+        "app",
+        "ui",
+        "PySide6",
+        "shiboken6",
+        "qasync",
+        "telegram",
+        "mcp",
+        "slack_sdk",
+        "httpx",
+        "keyring",
+        "click",
+        "rich",
+    },
     "app": {"ui", "PySide6", "shiboken6", "qasync"},
 }
 

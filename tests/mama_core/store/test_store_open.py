@@ -71,9 +71,7 @@ def test_wrong_key_is_refused_and_file_unchanged(db_path: Path, db_key: DbKey) -
     [b"hello, I am a text file\n", b"SQLite format 3\x00" + b"\x00" * 4080],
     ids=["text", "plaintext-sqlite"],
 )
-def test_foreign_file_is_not_a_database(
-    db_path: Path, db_key: DbKey, content: bytes
-) -> None:
+def test_foreign_file_is_not_a_database(db_path: Path, db_key: DbKey, content: bytes) -> None:
     db_path.parent.mkdir(parents=True)
     db_path.write_bytes(content)
     with pytest.raises(NotADatabaseError) as info:
@@ -160,9 +158,7 @@ def test_disk_full_is_translated_and_nothing_half_written(db_path: Path, db_key:
         conn.execute("BEGIN IMMEDIATE")
         with pytest.raises(sqlcipher3.DatabaseError) as raw:
             for i in range(200):
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)", (f"k{i}", "x" * 2000)
-                )
+                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (f"k{i}", "x" * 2000))
         if conn.in_transaction:  # SQLite may already have rolled back
             conn.execute("ROLLBACK")
         from mama_core.store import translate_error
