@@ -33,7 +33,9 @@ def run_mama(
     command = [str(MAMA), *args]
     if user is not None:
         command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        command, check=False, capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: str) -> None:
