@@ -1,0 +1,17 @@
+"""The engine's settings: a frozen value with defaults that hold for one owner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Thresholds and bounds of the judgment engine."""
+
+    tombstone_threshold: float = 0.92
+    """Cosine at or above which a save counts as a tombstoned text reworded."""
+    reader_connections: int = 4
+    """Read connections kept open for reads on caller threads."""
+    checkpoint_wal_after_purge: bool = True
+    """Truncate the WAL after a purge so erased bytes leave it too."""

@@ -1,0 +1,108 @@
+"""The judgment engine: one object front ends call with an action and a payload.
+
+``dispatch`` validates and permits the call, then runs a read on a pooled read
+connection or hands a mutation to the one writer thread and waits for its
+receipt. ``dispatch_async`` does the same from asyncio without blocking the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from mama_core.embeddings.base import Embedder
+from mama_core.memory.calls import Call, Env
+from mama_core.memory.catalog import CATALOG, Catalog
+from mama_core.memory.changes import ChangeSet
+from mama_core.memory.config import EngineConfig
+from mama_core.memory.dispatcher import prepare_call
+from mama_core.memory.errors import EngineError
+from mama_core.memory.grants import Grant
+from mama_core.memory.readers import ReaderPool
+from mama_core.memory.routes import MUTATIONS, READS
+from mama_core.memory.session import SessionFacts
+from mama_core.memory.writer import Writer
+from mama_core.store import Store
+
+
+class Engine:
+    """Actions over one open store, with one writer thread and pooled readers."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, config: EngineConfig | None = None
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config or EngineConfig()
+        self.catalog: Catalog = CATALOG
+        self._writer = Writer(store.conn, store.path)
+        self._readers = ReaderPool(store, self.config.reader_connections)
+        self._env = Env(self.config, embedder.model_id, self._embed)
+        self._closed = threading.Event()
+
+    def dispatch(
+        self,
+        action: str,
+        payload: Mapping[str, Any],
+        session: SessionFacts,
+        grant: Grant,
+    ) -> dict[str, Any]:
+        """Run one action for a caller; a mutation returns its receipt, a read its result.
+
+        Raises a ``MamaError`` subclass (see ``mama_core.memory.errors``) on refusal.
+        """
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        call = prepare_call(self.catalog, action, payload, session, grant)
+        if call.spec.mutates:
+            return self._mutate(call)
+        with self._readers.borrow() as conn:
+            return READS[action](conn, call, self._env)
+
+    async def dispatch_async(
+        self,
+        action: str,
+        payload: Mapping[str, Any],
+        session: SessionFacts,
+        grant: Grant,
+    ) -> dict[str, Any]:
+        """``dispatch`` awaited from asyncio; the work runs off the event loop."""
+        return await asyncio.to_thread(self.dispatch, action, payload, session, grant)
+
+    def subscribe(self, callback: Callable[[ChangeSet], None]) -> Callable[[], None]:
+        """Call ``callback`` after every commit (on the writer thread; keep it short,
+        e.g. post to your own loop). Returns a function that unsubscribes."""
+        return self._writer.subscribe(callback)
+
+    def close(self) -> None:
+        """Finish queued writes and close the read connections (the store stays open)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._writer.close()
+        self._readers.close()
+
+    def _mutate(self, call: Call) -> dict[str, Any]:
+        with self._readers.borrow() as conn:
+            known = (
+                conn.execute(
+                    "SELECT 1 FROM receipts WHERE command_id = ?", (call.command_id,)
+                ).fetchone()
+                is not None
+            )
+        command = MUTATIONS[call.spec.name](replace(call, replay_known=known), self._env)
+        return self._writer.submit(command).result().receipt
+
+    def _embed(self, text: str) -> np.ndarray:
+        return np.asarray(self.embedder.embed_one(text), dtype=np.float32)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,259 @@
+"""The input model of every action: what MCP clients and agents see as its schema.
+
+Each model forbids extra fields, so a caller cannot slip in ``provenance``,
+``involvement`` or ``status``: those are the host's to stamp. Descriptions are
+short and true because they are shown to models as tool documentation.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+
+from mama_core.memory import clock
+from mama_core.memory.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
+from mama_core.memory.scopes import ScopeName
+
+
+def _utc(moment: datetime) -> datetime:
+    try:
+        return clock.to_utc(moment)
+    except OverflowError as exc:
+        raise ValueError("the time is out of range") from exc
+
+
+Moment = Annotated[datetime, AfterValidator(_utc)]
+"""An instant; a naive one is taken as UTC."""
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+ShortText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
+LongText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=20000)]
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+Step = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+RecordId = Annotated[int, Field(ge=1, description="A judgment id.")]
+CommandId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$"),
+    Field(description="Idempotency key: resending the same command returns the first receipt."),
+]
+
+
+class ActionInput(BaseModel):
+    """Base of all action inputs: unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class MutationInput(ActionInput):
+    """Base of inputs that change the store: they may carry an idempotency key."""
+
+    command_id: CommandId | None = None
+
+
+class SaveInput(MutationInput):
+    """memory.save: record a judgment (or revise others with ``replaces``)."""
+
+    kind: Kind = Field(description="What it is; preference/constraint/lesson/workflow steer you.")
+    topic: ShortText = Field("", description="A few words naming the subject.")
+    summary: Text = Field(description="The judgment itself, in one or two sentences.")
+    details: LongText = Field("", description="Supporting detail, reasons, examples.")
+    applies_when: ShortText | None = Field(
+        None, description="When this applies; required for guidance kinds."
+    )
+    steps: list[Step] = Field(
+        default_factory=list, max_length=100, description="Ordered steps; a workflow needs one."
+    )
+    confidence: float | None = Field(None, ge=0, le=1, description="How sure, 0 to 1.")
+    scopes: list[ScopeName] | None = Field(
+        None, max_length=20, description="Where it belongs; defaults to your default scope."
+    )
+    valid_from: Moment | None = Field(
+        None, description="When it started to hold in the world (ISO 8601); default now."
+    )
+    replaces: list[RecordId] = Field(
+        default_factory=list, max_length=50, description="Ids of judgments this one supersedes."
+    )
+
+    @model_validator(mode="after")
+    def _guidance_shape(self) -> SaveInput:
+        if self.kind in GUIDANCE_KINDS and not self.applies_when:
+            raise ValueError(f"a {self.kind.value} needs applies_when (when does it apply?)")
+        if self.kind is Kind.WORKFLOW and not self.steps:
+            raise ValueError("a workflow needs at least one step")
+        if len(set(self.replaces)) != len(self.replaces):
+            raise ValueError("replaces lists an id twice")
+        return self
+
+
+class SearchInput(ActionInput):
+    """memory.search: find believed judgments by words."""
+
+    query: Annotated[str, StringConstraints(max_length=1000)] = Field(
+        "", description="Words to look for; empty lists the newest."
+    )
+    scopes: list[ScopeName] | None = Field(
+        None, max_length=20, description="Only these scopes (each must be yours)."
+    )
+    kinds: list[Kind] | None = Field(None, description="Only these kinds.")
+    statuses: list[Status] | None = Field(
+        None, description="Owner only: statuses to include (default: active)."
+    )
+    limit: int = Field(20, ge=1, le=200, description="At most this many results.")
+
+
+class ReadInput(ActionInput):
+    """memory.read: one judgment with its provenance, history and events."""
+
+    id: RecordId
+
+
+class RetireInput(MutationInput):
+    """memory.retire: stop believing a judgment, with a reason."""
+
+    id: RecordId
+    reason: Reason = Field(description="Why it no longer holds.")
+    status: RetireStatus = Field(
+        RetireStatus.STALE, description="stale, superseded or contradicted."
+    )
+    by: RecordId | None = Field(None, description="The judgment that supersedes or contradicts it.")
+    forbid_resave: bool = Field(False, description="Refuse saving it again (a tombstone).")
+
+    @model_validator(mode="after")
+    def _successor(self) -> RetireInput:
+        if self.status is RetireStatus.SUPERSEDED and self.by is None:
+            raise ValueError("status superseded needs 'by' (the successor's id)")
+        if self.by is not None and self.status is RetireStatus.STALE:
+            raise ValueError("'by' only goes with superseded or contradicted")
+        if self.by == self.id:
+            raise ValueError("a judgment cannot replace itself")
+        return self
+
+
+class UpdateOutcomeInput(MutationInput):
+    """memory.update_outcome: record how a decision or task turned out."""
+
+    id: RecordId
+    outcome: Text = Field(description="What happened.")
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)] | None = (
+        Field(None, description="Why this is recorded now.")
+    )
+
+
+class LinkInput(MutationInput):
+    """memory.link: relate two judgments."""
+
+    src: RecordId = Field(description="The judgment the edge starts from.")
+    dst: RecordId = Field(description="The judgment it points to.")
+    kind: EdgeKind = Field(description="How src relates to dst.")
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)] | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> LinkInput:
+        if self.src == self.dst:
+            raise ValueError("src and dst must differ")
+        return self
+
+
+class TimelineInput(ActionInput):
+    """memory.timeline: what the store believed at a time, and what held in the world."""
+
+    id: RecordId | None = Field(None, description="Only this judgment.")
+    scopes: list[ScopeName] | None = Field(None, max_length=20, description="Only these scopes.")
+    kinds: list[Kind] | None = Field(None, description="Only these kinds.")
+    as_recorded_at: Moment | None = Field(
+        None, description="Store time: what was active as recorded at this instant."
+    )
+    valid_at: Moment | None = Field(None, description="World time: what held at this instant.")
+    limit: int = Field(50, ge=1, le=500, description="At most this many records.")
+
+
+class CheckpointSaveInput(MutationInput):
+    """checkpoint.save: where a piece of work stands, to resume later."""
+
+    summary: Text = Field(description="Where things stand.")
+    state: dict[str, Any] = Field(
+        default_factory=dict, description="Open threads, next steps, files (JSON)."
+    )
+    scope: ScopeName | None = Field(None, description="Defaults to your default scope.")
+
+    @model_validator(mode="after")
+    def _json_state(self) -> CheckpointSaveInput:
+        try:
+            encoded = json.dumps(self.state, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError("state must be plain JSON (objects, lists, strings, numbers)") from exc
+        if len(encoded) > 100_000:
+            raise ValueError("state is larger than 100 kB")
+        return self
+
+
+class CheckpointListInput(ActionInput):
+    """checkpoint.list: recent checkpoints, newest first."""
+
+    scope: ScopeName | None = Field(None, description="Only this scope.")
+    limit: int = Field(10, ge=1, le=200)
+
+
+class ApproveInput(MutationInput):
+    """review.approve (owner): make a proposal active."""
+
+    id: RecordId
+
+
+class RejectInput(MutationInput):
+    """review.reject (owner): decline a proposal, keeping the reason."""
+
+    id: RecordId
+    reason: Reason
+    forbid_resave: bool = Field(False, description="Refuse saving it again (a tombstone).")
+
+
+class PurgeInput(MutationInput):
+    """memory.purge (owner): erase the text of a judgment or an observation."""
+
+    id: RecordId | None = None
+    observation_id: Annotated[int, Field(ge=1)] | None = None
+    include_chain: bool = Field(False, description="Also purge the judgments it replaced.")
+    reason: Reason
+
+    @model_validator(mode="after")
+    def _one_target(self) -> PurgeInput:
+        if (self.id is None) == (self.observation_id is None):
+            raise ValueError("give exactly one of id or observation_id")
+        if self.observation_id is not None and self.include_chain:
+            raise ValueError("include_chain applies to judgments only")
+        return self
+
+
+class TombstoneInput(MutationInput):
+    """memory.tombstone (owner): forbid a judgment's text from being saved again."""
+
+    id: RecordId
+    reason: Reason
+
+
+class LiftInput(MutationInput):
+    """tombstone.lift (owner): allow a tombstoned text again."""
+
+    tombstone_id: Annotated[int, Field(ge=1)]
+    reason: Reason
+
+
+class ObservationInput(MutationInput):
+    """observation.record: keep a raw input (message, mail, card) as it arrived."""
+
+    source: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    external_id: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    author: Annotated[str, StringConstraints(max_length=500)] = ""
+    text: Annotated[str, StringConstraints(max_length=200000)]
+    received_at: Moment | None = None

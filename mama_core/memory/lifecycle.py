@@ -1,0 +1,53 @@
+"""Status changes shared by several actions: superseding a predecessor, and the
+owner-turn rule that guards the owner's records."""
+
+from __future__ import annotations
+
+from mama_core.memory.errors import InvalidTransitionError, OwnerTurnRequiredError
+from mama_core.memory.provenance import is_owner_record
+from mama_core.memory.records import Judgment
+from mama_core.memory.session import SessionFacts
+from mama_core.memory.writer import Tx
+
+FROM_SAVE = "e.event_id = (SELECT min(ev.id) FROM events ev WHERE ev.judgment_id = e.src_id)"
+"""SQL: edge ``e`` was written by the save of its source (its ``replaces``), not by a
+later memory.link; only those edges replace anything."""
+
+
+def supersede(tx: Tx, predecessor: Judgment, successor_id: int, successor_valid_from: str) -> None:
+    """Mark ``predecessor`` superseded by ``successor_id`` and close its world validity
+    at the successor's ``valid_from`` (never before its own start)."""
+    closes = max(predecessor.valid_from, successor_valid_from)
+    if predecessor.valid_until is not None and predecessor.valid_until < closes:
+        closes = predecessor.valid_until
+    tx.change_status(
+        predecessor.id,
+        predecessor.status,
+        "superseded",
+        superseded_by=successor_id,
+        valid_until=closes,
+    )
+
+
+def require_status(judgment: Judgment, allowed: tuple[str, ...], doing: str) -> None:
+    """Refuse ``doing`` unless the judgment's status is one of ``allowed``."""
+    if judgment.status not in allowed:
+        raise InvalidTransitionError(
+            f"Judgment {judgment.id} is {judgment.status}; {doing} needs it "
+            f"{' or '.join(allowed)}.",
+            details={"id": judgment.id, "status": judgment.status},
+        )
+
+
+def require_owner_turn(session: SessionFacts, targets: list[Judgment], doing: str) -> None:
+    """The owner-turn rule: in a source-delta or scheduled turn, guidance and the
+    owner's records cannot be retired or replaced."""
+    if session.is_owner_turn:
+        return
+    protected = [t.id for t in targets if is_owner_record(t.kind, t.involvement)]
+    if protected:
+        raise OwnerTurnRequiredError(
+            f"{doing.capitalize()} guidance or the owner's records needs the owner's turn; "
+            f"this {session.turn.value} turn may only propose.",
+            details={"ids": protected, "turn": session.turn.value},
+        )

@@ -1,0 +1,44 @@
+"""observation.record: raw inputs (messages, mails, cards) kept as they arrived,
+de-duplicated by source and external id, so they can be cited and purged."""
+
+from __future__ import annotations
+
+from mama_core.memory import clock
+from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.canonical import canonical_hash
+from mama_core.memory.errors import CommandConflictError
+from mama_core.memory.inputs import ObservationInput
+from mama_core.memory.writer import Applied, Command, Tx
+
+
+def observation_command(call: Call, env: Env) -> Command:
+    inp = call.input
+    assert isinstance(inp, ObservationInput)
+
+    def apply(tx: Tx) -> Applied:
+        existing = tx.conn.execute(
+            "SELECT id FROM observations WHERE source = ? AND external_id = ?",
+            (inp.source, inp.external_id),
+        ).fetchone()
+        if existing is not None:
+            raise CommandConflictError(
+                f"Observation {inp.source}/{inp.external_id} is already recorded "
+                f"(id {existing[0]}).",
+                details={"observation_id": int(existing[0])},
+            )
+        received = clock.iso(inp.received_at) if inp.received_at is not None else tx.at
+        cursor = tx.conn.execute(
+            "INSERT INTO observations (source, external_id, author, text, received_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (inp.source, inp.external_id, inp.author, inp.text, received),
+        )
+        observation_id = int(cursor.lastrowid or 0)
+        payload = {
+            "observation_id": observation_id,
+            "source": inp.source,
+            "external_id": inp.external_id,
+            "content_hash": canonical_hash({"author": inp.author, "text": inp.text}),
+        }
+        return Applied(None, payload, {"observation_id": observation_id})
+
+    return command_for(call, apply)

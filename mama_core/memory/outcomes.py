@@ -1,0 +1,59 @@
+"""memory.update_outcome and memory.link: amendments that are events and edges,
+never new active judgments, so recall cannot return an audit record as a belief."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.canonical import sha256_hex
+from mama_core.memory.errors import InvalidTransitionError
+from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
+from mama_core.memory.records import load_visible
+from mama_core.memory.scopes import require_writable, scopes_of
+from mama_core.memory.writer import Applied, Command, Tx
+
+
+def update_outcome_command(call: Call, env: Env) -> Command:
+    inp = call.input
+    assert isinstance(inp, UpdateOutcomeInput)
+
+    def apply(tx: Tx) -> Applied:
+        target = load_visible(tx.conn, inp.id, tx.grant)
+        if target.status == "purged":
+            raise InvalidTransitionError(
+                f"Judgment {target.id} was purged.", details={"id": target.id, "status": "purged"}
+            )
+        require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
+        tx.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (inp.outcome, target.id))
+        tx.touch(target.id)
+        payload: dict[str, Any] = {"outcome_sha256": sha256_hex(inp.outcome)}
+        if inp.reason:
+            payload["reason"] = inp.reason
+        return Applied(target.id, payload)
+
+    return command_for(call, apply)
+
+
+def link_command(call: Call, env: Env) -> Command:
+    inp = call.input
+    assert isinstance(inp, LinkInput)
+
+    def apply(tx: Tx) -> Applied:
+        src = load_visible(tx.conn, inp.src, tx.grant)
+        dst = load_visible(tx.conn, inp.dst, tx.grant)
+        cursor = tx.conn.execute(
+            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (src.id, dst.id, inp.kind.value, inp.reason, tx.at, tx.event_id),
+        )
+        tx.touch(src.id)
+        tx.touch(dst.id)
+        edge_id = int(cursor.lastrowid or 0)
+        payload: dict[str, Any] = {"edge_id": edge_id, "src": src.id, "dst": dst.id}
+        payload["kind"] = inp.kind.value
+        if inp.reason:
+            payload["reason"] = inp.reason
+        return Applied(src.id, payload, {"edge_id": edge_id})
+
+    return command_for(call, apply)

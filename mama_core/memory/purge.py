@@ -1,0 +1,124 @@
+"""memory.purge: the owner erases the text of a judgment (and optionally the ones it
+replaced) or of an observation.
+
+The row stays with its status ``purged`` and empty text; the FTS triggers drop
+its tokens (secure-delete), its vectors are deleted, tombstones made from it
+keep their fingerprint but lose their vector, and the event keeps only the
+sha256 of what was erased, who, when and why. After the commit the WAL is
+checkpointed and truncated so the old pages leave it too.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.canonical import canonical_hash
+from mama_core.memory.errors import InvalidTransitionError, NotFoundError
+from mama_core.memory.inputs import PurgeInput
+from mama_core.memory.lifecycle import require_status
+from mama_core.memory.records import Judgment, load_visible
+from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.store.connection import Connection
+
+log = logging.getLogger(__name__)
+
+NOT_PURGED = ("proposed", "active", "superseded", "stale", "contradicted", "rejected")
+
+
+def purge_command(call: Call, env: Env) -> Command:
+    inp = call.input
+    assert isinstance(inp, PurgeInput)
+
+    def apply(tx: Tx) -> Applied:
+        if inp.observation_id is not None:
+            return _purge_observation(tx, inp.observation_id, inp.reason)
+        assert inp.id is not None
+        target = load_visible(tx.conn, inp.id, tx.grant)
+        require_status(target, NOT_PURGED, "purging it")
+        chain = [target]
+        if inp.include_chain:
+            chain += [
+                load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)
+            ]
+        erased = [
+            {"id": j.id, "sha256": erase_judgment(tx, j)} for j in chain if j.status != "purged"
+        ]
+        payload = {"reason": inp.reason, "erased": erased, "include_chain": inp.include_chain}
+        return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
+
+    after = wal_truncate if env.config.checkpoint_wal_after_purge else None
+    return command_for(call, apply, after_commit=after)
+
+
+def erased_text(j: Judgment) -> dict[str, Any]:
+    """The fields a purge erases, as hashed into its event."""
+    return {
+        "topic": j.topic,
+        "summary": j.summary,
+        "details": j.details,
+        "applies_when": j.applies_when,
+        "steps": j.steps,
+        "outcome": j.outcome,
+    }
+
+
+def erase_judgment(tx: Tx, j: Judgment) -> str:
+    """Erase one judgment's text and vectors; return the sha256 of what was erased."""
+    digest = canonical_hash(erased_text(j))
+    tx.change_status(
+        j.id,
+        j.status,
+        "purged",
+        topic="",
+        summary="",
+        details="",
+        applies_when=None,
+        steps=None,
+        outcome=None,
+    )
+    tx.conn.execute("DELETE FROM embeddings WHERE judgment_id = ?", (j.id,))
+    tx.conn.execute("UPDATE tombstones SET vector = NULL WHERE judgment_id = ?", (j.id,))
+    return digest
+
+
+def predecessors(conn: Connection, judgment_id: int) -> list[int]:
+    """Every judgment ``judgment_id`` replaced, directly or through its predecessors."""
+    rows = conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT ? UNION "
+        "SELECT j.id FROM judgments j JOIN chain c ON j.superseded_by = c.id) "
+        "SELECT id FROM chain WHERE id != ? ORDER BY id",
+        (judgment_id, judgment_id),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def _purge_observation(tx: Tx, observation_id: int, reason: str) -> Applied:
+    row = tx.conn.execute(
+        "SELECT source, external_id, author, text, purged_at FROM observations WHERE id = ?",
+        (observation_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(
+            f"No observation {observation_id}.", details={"observation_id": observation_id}
+        )
+    if row[4] is not None:
+        raise InvalidTransitionError(
+            f"Observation {observation_id} was already purged.",
+            details={"observation_id": observation_id},
+        )
+    digest = canonical_hash({"author": row[2], "text": row[3]})
+    tx.conn.execute(
+        "UPDATE observations SET text = '', author = '', purged_at = ? WHERE id = ?",
+        (tx.at, observation_id),
+    )
+    payload = {"reason": reason, "observation_id": observation_id, "erased_sha256": digest}
+    return Applied(None, payload, {"observation_id": observation_id})
+
+
+def wal_truncate(conn: Connection) -> None:
+    """Checkpoint the WAL into the database and truncate it to zero bytes."""
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        log.warning("the WAL could not be truncated after a purge: a reader held it")

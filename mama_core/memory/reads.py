@@ -1,0 +1,89 @@
+"""memory.read: one judgment with provenance, outcome, its replaced predecessors
+(labelled, under the same scope predicate) and the events that touched it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mama_core.memory.calls import Call, Env
+from mama_core.memory.errors import NotFoundError
+from mama_core.memory.events import EVENT_COLUMNS, event_from_row, public_event
+from mama_core.memory.grants import Grant
+from mama_core.memory.inputs import ReadInput
+from mama_core.memory.lifecycle import FROM_SAVE
+from mama_core.memory.records import Judgment, full_dict, load_visible, summary_dict
+from mama_core.memory.scopes import scope_filter, scopes_of
+from mama_core.store.connection import Connection
+
+MAX_HISTORY = 200
+
+
+def read(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+    inp = call.input
+    assert isinstance(inp, ReadInput)
+    judgment = load_visible(conn, inp.id, call.grant)
+    record = full_dict(conn, judgment, call.grant)
+    if judgment.superseded_by is not None and not _visible(
+        conn, judgment.superseded_by, call.grant
+    ):
+        record["superseded_by"] = None
+    return {
+        "record": record,
+        "history": history(conn, judgment, call.grant),
+        "events": events_touching(conn, judgment.id),
+    }
+
+
+def history(conn: Connection, judgment: Judgment, grant: Grant) -> list[dict[str, Any]]:
+    """Predecessors through ``supersedes`` edges, nearest first, never through a record
+    the caller cannot see. ``replaced`` when the successor did replace it,
+    ``proposed_replacement`` while the successor is only a proposal."""
+    predicate, params = scope_filter("j", grant)
+    out: list[dict[str, Any]] = []
+    seen = {judgment.id}
+    frontier = [judgment]
+    while frontier and len(out) < MAX_HISTORY:
+        successor = frontier.pop(0)
+        rows = conn.execute(
+            f"SELECT j.id, {FROM_SAVE} FROM edges e JOIN judgments j ON j.id = e.dst_id "
+            f"WHERE e.src_id = ? AND e.kind = 'supersedes' AND {predicate} ORDER BY j.id DESC",
+            (successor.id, *params),
+        ).fetchall()
+        for pred_id, from_save in rows:
+            if pred_id in seen:
+                continue
+            pred = load_visible(conn, int(pred_id), grant)
+            if pred.superseded_by == successor.id:
+                relation = "replaced"
+            elif successor.status == "proposed" and from_save:
+                relation = "proposed_replacement"
+            else:
+                continue
+            seen.add(pred.id)
+            entry = summary_dict(pred, scopes_of(conn, pred.id), grant)
+            entry.update({"relation": relation, "replaced_by": successor.id})
+            out.append(entry)
+            frontier.append(pred)
+    return out
+
+
+def events_touching(
+    conn: Connection, judgment_id: int, until: str | None = None
+) -> list[dict[str, Any]]:
+    """The events that created or changed a judgment (ids, hashes, reasons; no text)."""
+    bound = "" if until is None else "AND e.at <= ?"
+    rows = conn.execute(
+        f"SELECT {', '.join('e.' + c.strip() for c in EVENT_COLUMNS.split(','))} FROM events e "
+        "WHERE (e.judgment_id = ? OR EXISTS (SELECT 1 FROM json_each(e.payload, '$.touched') "
+        f"WHERE value = ?)) {bound} ORDER BY e.id",
+        (judgment_id, judgment_id, *(() if until is None else (until,))),
+    ).fetchall()
+    return [public_event(event_from_row(r)[0]) for r in rows]
+
+
+def _visible(conn: Connection, judgment_id: int, grant: Grant) -> bool:
+    try:
+        load_visible(conn, judgment_id, grant)
+    except NotFoundError:
+        return False
+    return True

@@ -1,0 +1,65 @@
+"""memory.retire: stop believing a judgment, with a reason, without touching its text.
+
+Superseded needs the successor (``by``); its world validity closes at the
+successor's ``valid_from``. Stale closes it now; contradicted leaves it (it
+never held). ``forbid_resave`` also leaves a tombstone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.errors import InvalidTransitionError
+from mama_core.memory.inputs import RetireInput
+from mama_core.memory.lifecycle import require_owner_turn, require_status, supersede
+from mama_core.memory.model import RetireStatus
+from mama_core.memory.records import load_visible
+from mama_core.memory.scopes import require_writable, scopes_of
+from mama_core.memory.tombstones import create_tombstone
+from mama_core.memory.writer import Applied, Command, Tx
+
+
+def retire_command(call: Call, env: Env) -> Command:
+    inp = call.input
+    assert isinstance(inp, RetireInput)
+
+    def apply(tx: Tx) -> Applied:
+        target = load_visible(tx.conn, inp.id, tx.grant)
+        require_status(target, ("active",), "retiring it")
+        require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
+        require_owner_turn(tx.session, [target], "retiring")
+        payload: dict[str, Any] = {"reason": inp.reason, "status": inp.status.value}
+        successor = None
+        if inp.by is not None:
+            successor = load_visible(tx.conn, inp.by, tx.grant)
+            if successor.status in ("purged", "rejected"):
+                raise InvalidTransitionError(
+                    f"Judgment {successor.id} is {successor.status} and cannot replace another.",
+                    details={"id": successor.id, "status": successor.status},
+                )
+            edge = "supersedes" if inp.status is RetireStatus.SUPERSEDED else "contradicts"
+            tx.conn.execute(
+                "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (successor.id, target.id, edge, inp.reason, tx.at, tx.event_id),
+            )
+            tx.touch(successor.id)
+            payload["by"] = successor.id
+        if inp.status is RetireStatus.SUPERSEDED:
+            assert successor is not None
+            supersede(tx, target, successor.id, successor.valid_from)
+        elif inp.status is RetireStatus.STALE:
+            closes = max(target.valid_from, tx.at)
+            if target.valid_until is not None:
+                closes = min(target.valid_until, closes)
+            tx.change_status(target.id, target.status, "stale", valid_until=closes)
+        else:
+            tx.change_status(target.id, target.status, "contradicted")
+        receipt: dict[str, Any] = {}
+        if inp.forbid_resave:
+            receipt["tombstone_id"] = create_tombstone(tx, target, inp.reason, env.model_id)
+            payload["tombstone_id"] = receipt["tombstone_id"]
+        return Applied(target.id, payload, receipt)
+
+    return command_for(call, apply)

@@ -1,0 +1,135 @@
+"""memory.save: a new judgment, possibly revising others through ``replaces``.
+
+The vector is computed before the transaction; inside it the targets are
+checked (visible, writable, owner-turn rule), the tombstones consulted, and the
+row, its scopes, vector and ``supersedes`` edges written. A proposal's
+supersessions wait for the owner's approval.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from mama_core.memory import clock
+from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.inputs import SaveInput
+from mama_core.memory.lifecycle import require_owner_turn, require_status, supersede
+from mama_core.memory.provenance import (
+    any_owner_record,
+    initial_status,
+    involvement_of,
+    provenance_of,
+)
+from mama_core.memory.records import (
+    content_fields,
+    content_hash,
+    embedding_text,
+    load_visible,
+)
+from mama_core.memory.scopes import bind_scopes, require_writable, scopes_of, write_scopes
+from mama_core.memory.tombstones import refuse_if_tombstoned
+from mama_core.memory.writer import Applied, Command, Tx
+
+
+def save_command(call: Call, env: Env) -> Command:
+    """Prepare a save: scopes resolved and the vector computed outside the transaction."""
+    inp = call.input
+    assert isinstance(inp, SaveInput)
+    scopes = write_scopes(call.grant, inp.scopes)
+    text = embedding_text(inp.topic, inp.summary, inp.details, inp.applies_when)
+    vector = None if call.replay_known else env.embed(text)
+    valid_from = clock.iso(inp.valid_from) if inp.valid_from is not None else None
+
+    def apply(tx: Tx) -> Applied:
+        return _apply_save(tx, inp, scopes, vector, valid_from, env)
+
+    return command_for(call, apply)
+
+
+def _apply_save(
+    tx: Tx,
+    inp: SaveInput,
+    scopes: tuple[str, ...],
+    vector: np.ndarray | None,
+    valid_from: str | None,
+    env: Env,
+) -> Applied:
+    if vector is None:  # unreachable (receipts are never deleted); never store a row unembedded
+        vector = env.embed(embedding_text(inp.topic, inp.summary, inp.details, inp.applies_when))
+    session = tx.session
+    predecessors = [load_visible(tx.conn, pid, tx.grant) for pid in inp.replaces]
+    for pred in predecessors:
+        require_status(pred, ("active", "proposed"), "replacing it")
+        require_writable(tx.grant, scopes_of(tx.conn, pred.id), f"judgment {pred.id}")
+    require_owner_turn(session, predecessors, "replacing")
+    replaces_owner_record = any_owner_record((p.kind, p.involvement) for p in predecessors)
+    status = initial_status(session, inp.kind, replaces_owner_record)
+    involvement = involvement_of(session)
+    refuse_if_tombstoned(
+        tx.conn, scopes, inp.summary, vector, env.model_id, env.config.tombstone_threshold
+    )
+    start = valid_from or tx.at
+    provenance = provenance_of(session)
+    content = content_fields(
+        kind=inp.kind.value,
+        topic=inp.topic,
+        summary=inp.summary,
+        details=inp.details,
+        applies_when=inp.applies_when,
+        steps=list(inp.steps),
+        confidence=inp.confidence,
+        valid_from=start,
+        recorded_at=tx.at,
+        provenance=provenance,
+        command_id=tx.command_id,
+    )
+    digest = content_hash(content)
+    cursor = tx.conn.execute(
+        "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, confidence, "
+        "status, valid_from, recorded_at, provenance, involvement, command_id, content_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            inp.kind.value,
+            inp.topic,
+            inp.summary,
+            inp.details,
+            inp.applies_when,
+            json.dumps(list(inp.steps)) if inp.steps else None,
+            inp.confidence,
+            status.value,
+            start,
+            tx.at,
+            json.dumps(provenance, sort_keys=True),
+            involvement.value,
+            content["command_id"],
+            digest,
+        ),
+    )
+    judgment_id = int(cursor.lastrowid or 0)
+    bind_scopes(tx.conn, judgment_id, scopes)
+    tx.conn.execute(
+        "INSERT INTO embeddings (judgment_id, model_id, dim, vector) VALUES (?, ?, ?, ?)",
+        (judgment_id, env.model_id, int(vector.shape[0]), vector.astype("<f4").tobytes()),
+    )
+    tx.record_added(judgment_id, status.value, involvement.value)
+    for pred in predecessors:
+        tx.conn.execute(
+            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+            "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
+            (judgment_id, pred.id, tx.at, tx.event_id),
+        )
+        tx.touch(pred.id)
+        if status.value == "active":
+            supersede(tx, pred, judgment_id, start)
+    return Applied(
+        judgment_id=judgment_id,
+        payload={
+            "kind": inp.kind.value,
+            "content_hash": digest,
+            "scopes": list(scopes),
+            "replaces": list(inp.replaces),
+            "valid_from": start,
+        },
+    )

@@ -1,0 +1,140 @@
+"""Scopes are bindings, and every read passes through one scope filter.
+
+A scope name is ``global``, ``user:NAME``, ``channel:NAME`` or
+``project:NAME``. ``scope_filter`` is the one place that turns a grant into a
+SQL predicate, so no query can forget it and it always sits before any LIMIT.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import AfterValidator
+
+from mama_core.memory.errors import ScopeDeniedError
+from mama_core.store.connection import Connection
+
+if TYPE_CHECKING:
+    from mama_core.memory.grants import Grant
+
+GLOBAL = "global"
+_SCOPE = re.compile(r"global|(?:user|channel|project):[^\s\x00-\x1f\x7f]{1,200}")
+
+
+def is_scope_name(name: str) -> bool:
+    """Whether ``name`` is a well-formed scope name."""
+    return bool(_SCOPE.fullmatch(name))
+
+
+def check_scope_name(name: str) -> str:
+    """Return ``name`` if well-formed, else raise ValueError (pydantic reports it)."""
+    if not is_scope_name(name):
+        raise ValueError("a scope is 'global', 'user:NAME', 'channel:NAME' or 'project:NAME'")
+    return name
+
+
+ScopeName = Annotated[str, AfterValidator(check_scope_name)]
+"""A validated scope name, for action inputs."""
+
+
+def scope_filter(alias: str, grant: Grant) -> tuple[str, list[object]]:
+    """SQL predicate limiting judgments ``alias`` to the grant's scopes.
+
+    The owner's grant (``all_scopes``) sees everything; an empty grant sees
+    nothing (the predicate is false, not absent).
+    """
+    if grant.all_scopes:
+        return "1", []
+    return scope_predicate(alias, grant.scopes)
+
+
+def scope_predicate(alias: str, scopes: Iterable[str]) -> tuple[str, list[object]]:
+    """SQL predicate: judgment ``alias`` is bound to at least one of ``scopes``."""
+    names = sorted(set(scopes))
+    if not names:
+        return "0", []
+    sql = (
+        "EXISTS (SELECT 1 FROM scope_bindings sb JOIN scopes s ON s.id = sb.scope_id "
+        f"WHERE sb.judgment_id = {alias}.id "
+        "AND s.name IN (SELECT value FROM json_each(?)))"
+    )
+    return sql, [json.dumps(names)]
+
+
+def read_scopes(grant: Grant, requested: Iterable[str] | None) -> Grant:
+    """The grant narrowed to the scopes a read asked for; a foreign scope is refused."""
+    if requested is None:
+        return grant
+    wanted = frozenset(requested)
+    _require_within(grant, wanted)
+    return grant.narrowed(wanted)
+
+
+def write_scopes(grant: Grant, requested: Iterable[str] | None) -> tuple[str, ...]:
+    """The scopes a write goes to: the requested ones (each granted) or the default."""
+    if requested is not None and list(requested):
+        wanted = tuple(dict.fromkeys(requested))
+    elif grant.default_scope is not None:
+        wanted = (grant.default_scope,)
+    else:
+        raise ScopeDeniedError(
+            "No scope to write into: name one with 'scopes'; this caller has no default scope.",
+            details={"scopes": []},
+        )
+    _require_within(grant, frozenset(wanted))
+    return wanted
+
+
+def require_writable(grant: Grant, scopes: Iterable[str], what: str) -> None:
+    """Refuse changing a record bound to a scope outside the grant."""
+    _require_within(grant, frozenset(scopes), what=what)
+
+
+def _require_within(grant: Grant, wanted: frozenset[str], what: str = "") -> None:
+    if grant.all_scopes:
+        return
+    outside = sorted(wanted - grant.scopes)
+    if outside:
+        subject = f" ({what})" if what else ""
+        raise ScopeDeniedError(
+            f"Scope {', '.join(outside)}{subject} is outside this caller's grant.",
+            details={"scopes": outside},
+        )
+
+
+def ensure_scope_ids(conn: Connection, names: Iterable[str]) -> list[int]:
+    """Ids of the named scopes, creating rows for new names (inside the write)."""
+    ids: list[int] = []
+    for name in names:
+        conn.execute("INSERT OR IGNORE INTO scopes (name) VALUES (?)", (name,))
+        ids.append(int(conn.execute("SELECT id FROM scopes WHERE name = ?", (name,)).fetchone()[0]))
+    return ids
+
+
+def bind_scopes(conn: Connection, judgment_id: int, names: Iterable[str]) -> None:
+    """Bind a judgment to its scopes."""
+    for scope_id in ensure_scope_ids(conn, names):
+        conn.execute(
+            "INSERT OR IGNORE INTO scope_bindings (judgment_id, scope_id) VALUES (?, ?)",
+            (judgment_id, scope_id),
+        )
+
+
+def scopes_of(conn: Connection, judgment_id: int) -> list[str]:
+    """All scope names a judgment is bound to."""
+    rows = conn.execute(
+        "SELECT s.name FROM scope_bindings sb JOIN scopes s ON s.id = sb.scope_id "
+        "WHERE sb.judgment_id = ? ORDER BY s.name",
+        (judgment_id,),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def visible_scopes(scopes: Iterable[str], grant: Grant) -> list[str]:
+    """The scopes of a record that the caller may see named (no foreign names leak)."""
+    if grant.all_scopes:
+        return sorted(scopes)
+    return sorted(s for s in scopes if s in grant.scopes)

@@ -1,0 +1,81 @@
+"""Who is acting and in what kind of turn: the facts the host knows.
+
+The host (CLI, tray, Telegram runtime, MCP server, connector) builds a
+``SessionFacts`` for each call; provenance and involvement are derived from it,
+never from anything the caller puts in a payload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ActorKind(StrEnum):
+    """Who authored a call."""
+
+    OWNER = "owner"
+    AGENT = "agent"
+    CONNECTOR = "connector"
+    MCP_CLIENT = "mcp_client"
+
+
+class TurnKind(StrEnum):
+    """What started the turn the call belongs to."""
+
+    OWNER_MESSAGE = "owner_message"
+    SOURCE_DELTA = "source_delta"
+    SCHEDULED = "scheduled"
+    MCP = "mcp"
+    UI = "ui"
+    CLI = "cli"
+
+
+NON_OWNER_TURNS: frozenset[TurnKind] = frozenset({TurnKind.SOURCE_DELTA, TurnKind.SCHEDULED})
+"""Turns driven by outside content or a timer: they may only propose guidance."""
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """The host's facts about one call: actor, turn, sources, backend, message."""
+
+    actor_kind: ActorKind
+    actor_name: str
+    actor_version: str | None = None
+    turn: TurnKind = TurnKind.OWNER_MESSAGE
+    source_refs: tuple[str, ...] = ()
+    backend: str | None = None
+    message_ref: str | None = None
+
+    @classmethod
+    def owner_cli(cls, name: str = "owner") -> SessionFacts:
+        """The owner typing a command."""
+        return cls(actor_kind=ActorKind.OWNER, actor_name=name, turn=TurnKind.CLI)
+
+    @classmethod
+    def owner_ui(cls, name: str = "owner") -> SessionFacts:
+        """The owner acting in the tray app's windows."""
+        return cls(actor_kind=ActorKind.OWNER, actor_name=name, turn=TurnKind.UI)
+
+    @property
+    def is_owner(self) -> bool:
+        return self.actor_kind is ActorKind.OWNER
+
+    @property
+    def is_owner_turn(self) -> bool:
+        """False for source deltas and scheduled reports (the owner-turn rule)."""
+        return self.turn not in NON_OWNER_TURNS
+
+    @property
+    def principal(self) -> str:
+        """The caller's identity for receipts: a replay must come from the same caller."""
+        return f"{self.actor_kind.value}:{self.actor_name}"
+
+    def actor_json(self) -> dict[str, str | None]:
+        """The actor as stored in an event row."""
+        return {
+            "kind": self.actor_kind.value,
+            "name": self.actor_name,
+            "version": self.actor_version,
+            "turn": self.turn.value,
+        }

@@ -1,0 +1,120 @@
+"""memory.timeline: the two time axes.
+
+*Record time*: the status of every judgment is rebuilt from the event log up to
+an instant T (each event lists its status transitions), answering "what did the
+store believe at T, and which events changed that". *World time*: a judgment
+held at V when ``valid_from <= V < valid_until``. Both may be asked together:
+what the store, at T, believed held at V.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mama_core.memory import clock
+from mama_core.memory.calls import Call, Env
+from mama_core.memory.inputs import TimelineInput
+from mama_core.memory.model import WORLD_STATUSES
+from mama_core.memory.plain_search import scopes_by_id
+from mama_core.memory.reads import events_touching
+from mama_core.memory.records import Judgment, select_columns, summary_dict
+from mama_core.memory.scopes import read_scopes, scope_filter
+from mama_core.store.connection import Connection
+
+_WORLD = frozenset(s.value for s in WORLD_STATUSES)
+
+
+@dataclass(frozen=True)
+class RecordState:
+    """A judgment's status, validity end and involvement as the events tell it."""
+
+    status: str
+    valid_until: str | None
+    involvement: str | None
+
+
+def fold_events(conn: Connection, until: str | None = None) -> dict[int, RecordState]:
+    """Every judgment's state rebuilt from the events recorded at or before ``until``."""
+    sql = "SELECT payload FROM events"
+    params: tuple[str, ...] = ()
+    if until is not None:
+        sql += " WHERE at <= ?"
+        params = (until,)
+    states: dict[int, RecordState] = {}
+    for (payload_json,) in conn.execute(sql + " ORDER BY id", params).fetchall():
+        for change in json.loads(payload_json).get("transitions", ()):
+            jid = int(change["id"])
+            old = states.get(jid, RecordState(change["to"], None, None))
+            states[jid] = replace(
+                old,
+                status=change["to"],
+                valid_until=change.get("valid_until", old.valid_until),
+                involvement=change.get("involvement", old.involvement),
+            )
+    return states
+
+
+def timeline(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+    inp = call.input
+    assert isinstance(inp, TimelineInput)
+    grant = read_scopes(call.grant, inp.scopes)
+    recorded = None if inp.as_recorded_at is None else clock.iso(inp.as_recorded_at)
+    valid = None if inp.valid_at is None else clock.iso(inp.valid_at)
+    predicate, params = scope_filter("j", grant)
+    where = [predicate]
+    if inp.id is not None:
+        where.append("j.id = ?")
+        params.append(inp.id)
+    if inp.kinds is not None:
+        where.append("j.kind IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted({k.value for k in inp.kinds})))
+    states: dict[int, RecordState] | None = None
+    if recorded is not None:
+        states = fold_events(conn, recorded)
+        where.append("j.id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted(states)))
+    rows = conn.execute(
+        f"SELECT {select_columns('j')} FROM judgments j WHERE {' AND '.join(where)} "
+        "ORDER BY j.recorded_at DESC, j.id DESC",
+        params,
+    ).fetchall()
+    chosen: list[tuple[Judgment, str, str | None]] = []
+    for row in rows:
+        j = Judgment.from_row(row)
+        status, until = j.status, j.valid_until
+        if states is not None:
+            status, until = states[j.id].status, states[j.id].valid_until
+        if inp.id is None and not _wanted(j, status, until, valid):
+            continue
+        chosen.append((j, status, until))
+        if len(chosen) >= inp.limit:
+            break
+    scopes = scopes_by_id(conn, [j.id for j, _, _ in chosen])
+    records = []
+    for j, status, until in chosen:
+        entry = summary_dict(j, scopes.get(j.id, []), grant)
+        entry.update(
+            {
+                "status_then": status,
+                "valid_until_then": until,
+                "held_at_valid_at": None if valid is None else _holds(j.valid_from, until, valid),
+            }
+        )
+        records.append(entry)
+    events: list[dict[str, Any]] = []
+    for j, _, _ in chosen:
+        events += events_touching(conn, j.id, recorded)
+    events = sorted({e["id"]: e for e in events}.values(), key=lambda e: e["id"])
+    return {"as_recorded_at": recorded, "valid_at": valid, "records": records, "events": events}
+
+
+def _wanted(j: Judgment, status: str, until: str | None, valid: str | None) -> bool:
+    if valid is None:
+        return status == "active"
+    return status in _WORLD and _holds(j.valid_from, until, valid)
+
+
+def _holds(valid_from: str, valid_until: str | None, at: str) -> bool:
+    return valid_from <= at and (valid_until is None or at < valid_until)

@@ -1,0 +1,183 @@
+"""Tombstones: "don't let this come back".
+
+Retiring or rejecting with ``forbid_resave`` (or ``memory.tombstone``) keeps a
+fingerprint of the record's normalised summary and its vector, bound to the
+record's scopes. A later save into an overlapping scope whose fingerprint
+matches, or whose vector is at least ``tombstone_threshold`` cosine-close, is
+refused with ``tombstoned``, naming the tombstone and its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.canonical import sha256_hex
+from mama_core.memory.errors import InvalidTransitionError, NotFoundError, TombstonedError
+from mama_core.memory.inputs import LiftInput, TombstoneInput
+from mama_core.memory.records import Judgment, load_visible
+from mama_core.memory.scopes import ensure_scope_ids, scopes_of
+from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.store.connection import Connection
+
+
+def normalise(text: str) -> str:
+    """NFKC, casefold, punctuation removed, whitespace collapsed."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    kept = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
+    return " ".join(kept.split())
+
+
+def fingerprint(text: str) -> str:
+    """sha256 of the normalised text."""
+    return sha256_hex(normalise(text))
+
+
+@dataclass(frozen=True)
+class TombstoneMatch:
+    tombstone_id: int
+    reason: str
+    similarity: float | None
+
+
+def find_match(
+    conn: Connection,
+    scopes: Sequence[str],
+    print_: str,
+    vector: np.ndarray | None,
+    model_id: str | None,
+    threshold: float,
+) -> TombstoneMatch | None:
+    """The first unlifted tombstone in an overlapping scope that the text matches."""
+    rows = conn.execute(
+        "SELECT t.id, t.fingerprint, t.vector, t.model_id, t.reason FROM tombstones t "
+        "WHERE t.lifted_at IS NULL AND EXISTS (SELECT 1 FROM tombstone_scopes ts "
+        "JOIN scopes s ON s.id = ts.scope_id WHERE ts.tombstone_id = t.id "
+        "AND s.name IN (SELECT value FROM json_each(?))) ORDER BY t.id",
+        (json.dumps(sorted(set(scopes))),),
+    ).fetchall()
+    for row in rows:
+        if row[1] == print_:
+            return TombstoneMatch(int(row[0]), str(row[4]), None)
+    if vector is None:
+        return None
+    for row in rows:
+        if row[2] is None or row[3] != model_id:
+            continue
+        stored = np.frombuffer(row[2], dtype="<f4")
+        if stored.shape != vector.shape:
+            continue
+        similarity = float(np.dot(stored, vector))
+        if similarity >= threshold:
+            return TombstoneMatch(int(row[0]), str(row[4]), similarity)
+    return None
+
+
+def refuse_if_tombstoned(
+    conn: Connection,
+    scopes: Sequence[str],
+    summary: str,
+    vector: np.ndarray | None,
+    model_id: str | None,
+    threshold: float,
+) -> None:
+    """Raise ``tombstoned`` if a save of ``summary`` into ``scopes`` matches a tombstone."""
+    match = find_match(conn, scopes, fingerprint(summary), vector, model_id, threshold)
+    if match is None:
+        return
+    how = "the same text" if match.similarity is None else "nearly the same meaning"
+    details: dict[str, object] = {"tombstone_id": match.tombstone_id, "reason": match.reason}
+    if match.similarity is not None:
+        details["similarity"] = round(match.similarity, 4)
+    raise TombstonedError(
+        f"This has {how} as something the owner retired and forbade saving again "
+        f"(tombstone {match.tombstone_id}: {match.reason}).",
+        details=details,
+    )
+
+
+def create_tombstone(tx: Tx, judgment: Judgment, reason: str, model_id: str) -> int:
+    """A tombstone for ``judgment`` (its fingerprint, vector and scopes) in this mutation."""
+    if judgment.status == "purged":
+        raise InvalidTransitionError(
+            f"Judgment {judgment.id} was purged; there is no text left to tombstone.",
+            details={"id": judgment.id, "status": judgment.status},
+        )
+    vector_row = tx.conn.execute(
+        "SELECT vector, model_id FROM embeddings WHERE judgment_id = ? AND model_id = ?",
+        (judgment.id, model_id),
+    ).fetchone()
+    cursor = tx.conn.execute(
+        "INSERT INTO tombstones (judgment_id, fingerprint, vector, model_id, reason, created_at, "
+        "event_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            judgment.id,
+            fingerprint(judgment.summary),
+            None if vector_row is None else vector_row[0],
+            None if vector_row is None else vector_row[1],
+            reason,
+            tx.at,
+            tx.event_id,
+        ),
+    )
+    tombstone_id = int(cursor.lastrowid or 0)
+    for scope_id in ensure_scope_ids(tx.conn, scopes_of(tx.conn, judgment.id)):
+        tx.conn.execute(
+            "INSERT INTO tombstone_scopes (tombstone_id, scope_id) VALUES (?, ?)",
+            (tombstone_id, scope_id),
+        )
+    tx.touch(judgment.id)
+    return tombstone_id
+
+
+def lift_tombstone(tx: Tx, tombstone_id: int) -> int | None:
+    """Lift a tombstone; returns the judgment it was made from."""
+    row = tx.conn.execute(
+        "SELECT judgment_id, lifted_at FROM tombstones WHERE id = ?", (tombstone_id,)
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"No tombstone {tombstone_id}.", details={"tombstone_id": tombstone_id})
+    if row[1] is not None:
+        raise InvalidTransitionError(
+            f"Tombstone {tombstone_id} was already lifted.", details={"tombstone_id": tombstone_id}
+        )
+    tx.conn.execute(
+        "UPDATE tombstones SET lifted_at = ?, lift_event_id = ? WHERE id = ?",
+        (tx.at, tx.event_id, tombstone_id),
+    )
+    judgment_id = None if row[0] is None else int(row[0])
+    if judgment_id is not None:
+        tx.touch(judgment_id)
+    return judgment_id
+
+
+def tombstone_command(call: Call, env: Env) -> Command:
+    """memory.tombstone: forbid a judgment's text from coming back; its status stays."""
+    inp = call.input
+    assert isinstance(inp, TombstoneInput)
+
+    def apply(tx: Tx) -> Applied:
+        target = load_visible(tx.conn, inp.id, tx.grant)
+        tombstone_id = create_tombstone(tx, target, inp.reason, env.model_id)
+        payload = {"reason": inp.reason, "tombstone_id": tombstone_id}
+        return Applied(target.id, payload, {"tombstone_id": tombstone_id})
+
+    return command_for(call, apply)
+
+
+def lift_command(call: Call, env: Env) -> Command:
+    """tombstone.lift: the owner allows the text again."""
+    inp = call.input
+    assert isinstance(inp, LiftInput)
+
+    def apply(tx: Tx) -> Applied:
+        judgment_id = lift_tombstone(tx, inp.tombstone_id)
+        payload = {"reason": inp.reason, "tombstone_id": inp.tombstone_id}
+        return Applied(judgment_id, payload, {"tombstone_id": inp.tombstone_id})
+
+    return command_for(call, apply)

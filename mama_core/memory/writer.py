@@ -1,0 +1,273 @@
+"""The one writer: every mutation is appended here, in one transaction, on one thread.
+
+``append`` is the only function that changes the store (migrations aside). In a
+single ``BEGIN IMMEDIATE`` it checks the command id (replay or conflict), runs
+the mutation's own checks and writes (rows, bindings, edges, status changes,
+vectors), appends exactly one hash-chained event and stores the receipt. Any
+failure rolls everything back. ``Writer`` runs ``append`` on a dedicated thread
+that owns the store's write connection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mama_core.errors import MamaError
+from mama_core.memory import clock
+from mama_core.memory.changes import ChangeSet
+from mama_core.memory.errors import CommandConflictError
+from mama_core.memory.events import Event, chain_head, insert_event
+from mama_core.memory.grants import Grant
+from mama_core.memory.session import SessionFacts
+from mama_core.store import sqlcipher
+from mama_core.store.connection import Connection, translate_error
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a mutation did: its main record, the event payload, extra receipt fields."""
+
+    judgment_id: int | None
+    payload: dict[str, Any]
+    receipt: dict[str, Any] = field(default_factory=dict)
+
+
+class Tx:
+    """One mutation's view of its open transaction: the connection, the event id
+    reserved for it, its timestamp, and the ids it touches."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        event_id: int,
+        at: str,
+        session: SessionFacts,
+        grant: Grant,
+        command_id: str,
+    ) -> None:
+        self.conn = conn
+        self.command_id = command_id
+        self.event_id = event_id
+        self.at = at
+        self.session = session
+        self.grant = grant
+        self.added: list[int] = []
+        self.status_changed: list[int] = []
+        self.purged: list[int] = []
+        self.transitions: list[dict[str, Any]] = []
+        self.touched: set[int] = set()
+
+    def record_added(self, judgment_id: int, status: str, involvement: str) -> None:
+        """Note a new judgment and its first status (for the event and the timeline)."""
+        self.added.append(judgment_id)
+        self.touched.add(judgment_id)
+        self.transitions.append(
+            {"id": judgment_id, "from": None, "to": status, "involvement": involvement}
+        )
+
+    def change_status(self, judgment_id: int, old: str, new: str, **columns: Any) -> None:
+        """Set a judgment's status (and columns such as ``superseded_by``), noting the
+        transition in the event so the status can be rebuilt from the log."""
+        assignments = ", ".join(["status = ?", *(f"{c} = ?" for c in columns)])
+        self.conn.execute(
+            f"UPDATE judgments SET {assignments} WHERE id = ?",
+            (new, *columns.values(), judgment_id),
+        )
+        transition: dict[str, Any] = {"id": judgment_id, "from": old, "to": new}
+        for name in ("valid_until", "involvement", "superseded_by"):
+            if name in columns:
+                transition[name] = columns[name]
+        self.transitions.append(transition)
+        self.touched.add(judgment_id)
+        if new == "purged":
+            self.purged.append(judgment_id)
+        else:
+            self.status_changed.append(judgment_id)
+
+    def touch(self, judgment_id: int) -> None:
+        self.touched.add(judgment_id)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A mutation ready to append: identity, idempotency key and its ``apply``."""
+
+    action: str
+    command_id: str
+    payload_hash: str
+    session: SessionFacts
+    grant: Grant
+    apply: Callable[[Tx], Applied]
+    after_commit: Callable[[Connection], None] | None = None
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """The receipt, and the change-set if something was committed (None on replay)."""
+
+    receipt: dict[str, Any]
+    changes: ChangeSet | None
+
+
+def append(conn: Connection, path: Path, command: Command) -> AppendResult:
+    """Apply ``command`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        stored = conn.execute(
+            "SELECT principal, action, payload_hash, receipt FROM receipts WHERE command_id = ?",
+            (command.command_id,),
+        ).fetchone()
+        if stored is not None:
+            conn.execute("ROLLBACK")
+            return AppendResult(_replay(command, stored), None)
+        conn.execute("PRAGMA defer_foreign_keys = ON")
+        head = chain_head(conn)
+        at = clock.iso(clock.now())
+        if head.at is not None and at <= head.at:
+            at = clock.after(head.at)
+        tx = Tx(conn, head.id + 1, at, command.session, command.grant, command.command_id)
+        applied = command.apply(tx)
+        touched = sorted(tx.touched)
+        payload = {**applied.payload, "transitions": tx.transitions, "touched": touched}
+        event = Event(
+            id=tx.event_id,
+            at=at,
+            action=command.action,
+            actor=command.session.actor_json(),
+            command_id=command.command_id,
+            judgment_id=applied.judgment_id,
+            payload=payload,
+            prev_hash=head.hash,
+        )
+        insert_event(conn, event)
+        status = None
+        if applied.judgment_id is not None:
+            row = conn.execute(
+                "SELECT status FROM judgments WHERE id = ?", (applied.judgment_id,)
+            ).fetchone()
+            status = None if row is None else str(row[0])
+        receipt: dict[str, Any] = {
+            "command_id": command.command_id,
+            "action": command.action,
+            "event_id": tx.event_id,
+            "at": at,
+            "judgment_id": applied.judgment_id,
+            "status": status,
+            "touched": touched,
+            **applied.receipt,
+            "replayed": False,
+        }
+        conn.execute(
+            "INSERT INTO receipts (command_id, principal, action, payload_hash, receipt, "
+            "event_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                command.command_id,
+                command.session.principal,
+                command.action,
+                command.payload_hash,
+                json.dumps(receipt, sort_keys=True),
+                tx.event_id,
+                at,
+            ),
+        )
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        _rollback(conn)
+        if isinstance(exc, sqlcipher.Error):
+            raise translate_error(exc, path) from exc
+        raise
+    changes = ChangeSet(
+        event_ids=(tx.event_id,),
+        added=tuple(tx.added),
+        status_changed=tuple(dict.fromkeys(tx.status_changed)),
+        purged=tuple(tx.purged),
+        action=command.action,
+        command_id=command.command_id,
+    )
+    return AppendResult(receipt, changes)
+
+
+def _replay(command: Command, stored: tuple[Any, ...]) -> dict[str, Any]:
+    principal, action, payload_hash, receipt_json = stored
+    if (principal, action, payload_hash) != (
+        command.session.principal,
+        command.action,
+        command.payload_hash,
+    ):
+        raise CommandConflictError(
+            f"Command id {command.command_id} was already used for a different request; "
+            "use a new command id.",
+            details={"command_id": command.command_id},
+        )
+    receipt = json.loads(receipt_json)
+    receipt["replayed"] = True
+    return receipt
+
+
+def _rollback(conn: Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlcipher.Error:
+            log.exception("rollback failed")
+
+
+Subscriber = Callable[[ChangeSet], None]
+
+
+class Writer:
+    """The dedicated writer thread that owns the store's write connection."""
+
+    def __init__(self, conn: Connection, path: Path) -> None:
+        self._conn = conn
+        self._path = path
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+
+    def submit(self, command: Command) -> Future[AppendResult]:
+        """Queue ``command``; the future resolves to its receipt once committed."""
+        return self._executor.submit(self._run, command)
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback`` on the writer thread after each commit; returns unsubscribe."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def close(self) -> None:
+        """Finish queued mutations and stop the thread."""
+        self._executor.shutdown(wait=True)
+
+    def _run(self, command: Command) -> AppendResult:
+        result = append(self._conn, self._path, command)
+        if result.changes is None:
+            return result
+        if command.after_commit is not None:
+            try:
+                command.after_commit(self._conn)
+            except (MamaError, sqlcipher.Error):
+                log.exception("post-commit step of %s failed", command.action)
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            try:
+                callback(result.changes)
+            except Exception:
+                log.exception("a change subscriber failed")
+        return result

@@ -1,0 +1,73 @@
+"""In a turn driven by a source delta or a schedule, guidance can only be proposed
+(source-derived), and guidance or the owner's records cannot be retired or replaced."""
+
+from __future__ import annotations
+
+import pytest
+
+from mama_core.memory import Engine, OwnerTurnRequiredError
+from tests.mama_core.memory.helpers import (
+    AGENT,
+    OWNER,
+    OWNER_GRANT,
+    SCHEDULED_AGENT,
+    SOURCE_TURN_AGENT,
+    agent_grant,
+    event_count,
+    save,
+)
+
+NON_OWNER_TURNS = (SOURCE_TURN_AGENT, SCHEDULED_AGENT)
+
+
+def _read(engine: Engine, jid: int) -> dict:
+    return engine.dispatch("memory.read", {"id": jid}, OWNER, OWNER_GRANT)["record"]
+
+
+@pytest.mark.parametrize("session", NON_OWNER_TURNS, ids=["source_delta", "scheduled"])
+def test_guidance_from_a_non_owner_turn_is_a_source_derived_proposal(
+    engine: Engine, session
+) -> None:
+    receipt = save(
+        engine, "Reply to Bob within a day", "preference", session=session, grant=agent_grant()
+    )
+    assert receipt["status"] == "proposed"
+    record = _read(engine, receipt["judgment_id"])
+    assert record["involvement"] == "source_derived"
+    assert record["provenance"]["turn"] == session.turn.value
+
+
+@pytest.mark.parametrize("session", NON_OWNER_TURNS, ids=["source_delta", "scheduled"])
+def test_retiring_or_replacing_guidance_needs_an_owner_turn(engine: Engine, session) -> None:
+    rule = save(engine, "Never email clients on weekends", "constraint")["judgment_id"]
+    stated = save(engine, "The budget is 10k")["judgment_id"]
+    events = event_count(engine)
+    for target in (rule, stated):
+        with pytest.raises(OwnerTurnRequiredError) as info:
+            engine.dispatch(
+                "memory.retire",
+                {"id": target, "reason": "slack says so"},
+                session,
+                agent_grant(),
+            )
+        assert info.value.details["ids"] == [target]
+        with pytest.raises(OwnerTurnRequiredError):
+            save(engine, "replacement", replaces=[target], session=session, grant=agent_grant())
+    assert event_count(engine) == events
+    assert _read(engine, rule)["status"] == "active"
+
+    # Positive controls: the same agent may do it in an owner turn, and may retire
+    # its own non-guidance record in the non-owner turn.
+    assert (
+        engine.dispatch(
+            "memory.retire", {"id": stated, "reason": "owner said"}, AGENT, agent_grant()
+        )["status"]
+        == "stale"
+    )
+    own = save(engine, "Ticket 12 is open", session=session, grant=agent_grant())["judgment_id"]
+    assert (
+        engine.dispatch("memory.retire", {"id": own, "reason": "closed"}, session, agent_grant())[
+            "status"
+        ]
+        == "stale"
+    )

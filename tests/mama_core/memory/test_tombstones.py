@@ -1,0 +1,155 @@
+"""Tombstones: a retired text the owner forbade cannot be saved again in an
+overlapping scope, by exact text or near-duplicate wording, until lifted."""
+
+from __future__ import annotations
+
+import pytest
+
+from mama_core.embeddings import Embedder
+from mama_core.memory import (
+    Engine,
+    EngineConfig,
+    InvalidTransitionError,
+    NotGrantedError,
+    TombstonedError,
+)
+from mama_core.store import Store
+from tests.mama_core.memory.helpers import (
+    AGENT,
+    OWNER,
+    OWNER_GRANT,
+    agent_grant,
+    event_count,
+    save,
+)
+
+RULE = "Use four spaces for indentation"
+WHEN = "editing Python files"
+
+
+def _tombstoned_rule(engine: Engine, scopes: list[str] | None = None) -> dict:
+    jid = save(engine, RULE, "preference", applies_when=WHEN, scopes=scopes or ["global"])[
+        "judgment_id"
+    ]
+    return engine.dispatch(
+        "memory.retire",
+        {"id": jid, "reason": "we switched to tabs", "forbid_resave": True},
+        OWNER,
+        OWNER_GRANT,
+    )
+
+
+def test_exact_text_after_normalisation_is_refused(engine: Engine) -> None:
+    receipt = _tombstoned_rule(engine)
+    events = event_count(engine)
+    with pytest.raises(TombstonedError) as info:
+        save(engine, "  use FOUR spaces, for indentation!! ", "preference", applies_when="anything")
+    assert info.value.details["tombstone_id"] == receipt["tombstone_id"]
+    assert info.value.details["reason"] == "we switched to tabs"
+    assert "we switched to tabs" in info.value.message
+    assert event_count(engine) == events
+    # Positive control: an unrelated preference in the same scope saves.
+    assert (
+        save(engine, "Use tabs for indentation", "preference", applies_when=WHEN)["status"]
+        == "active"
+    )
+
+
+def test_near_duplicate_wording_is_refused(engine: Engine) -> None:
+    _tombstoned_rule(engine)
+    with pytest.raises(TombstonedError) as info:
+        save(engine, "Indent with four spaces", "preference", applies_when=WHEN)
+    assert info.value.details["similarity"] >= 0.92
+    with pytest.raises(TombstonedError):
+        save(
+            engine,
+            "Indentation should use four spaces",
+            "preference",
+            applies_when=WHEN,
+            session=AGENT,
+            grant=agent_grant(),
+        )
+
+
+def test_a_non_overlapping_scope_is_allowed(engine: Engine) -> None:
+    _tombstoned_rule(engine, ["project:alpha"])
+    assert (
+        save(engine, RULE, "preference", applies_when=WHEN, scopes=["project:beta"])["status"]
+        == "active"
+    )
+    with pytest.raises(TombstonedError):
+        save(
+            engine, RULE, "preference", applies_when=WHEN, scopes=["project:beta", "project:alpha"]
+        )
+
+
+def test_lifting_reallows_and_is_owner_only(engine: Engine) -> None:
+    receipt = _tombstoned_rule(engine)
+    with pytest.raises(NotGrantedError):
+        engine.dispatch(
+            "tombstone.lift",
+            {"tombstone_id": receipt["tombstone_id"], "reason": "x"},
+            AGENT,
+            agent_grant(),
+        )
+    engine.dispatch(
+        "tombstone.lift",
+        {"tombstone_id": receipt["tombstone_id"], "reason": "back to spaces"},
+        OWNER,
+        OWNER_GRANT,
+    )
+    assert save(engine, RULE, "preference", applies_when=WHEN)["status"] == "active"
+    with pytest.raises(InvalidTransitionError):
+        engine.dispatch(
+            "tombstone.lift",
+            {"tombstone_id": receipt["tombstone_id"], "reason": "twice"},
+            OWNER,
+            OWNER_GRANT,
+        )
+
+
+def test_reject_with_forbid_resave_and_the_tombstone_verb(engine: Engine) -> None:
+    proposal = save(
+        engine,
+        "Always squash merge",
+        "preference",
+        applies_when="merging",
+        session=AGENT,
+        grant=agent_grant(),
+    )
+    rejected = engine.dispatch(
+        "review.reject",
+        {"id": proposal["judgment_id"], "reason": "we keep history", "forbid_resave": True},
+        OWNER,
+        OWNER_GRANT,
+    )
+    assert rejected["tombstone_id"] >= 1
+    with pytest.raises(TombstonedError):
+        save(
+            engine,
+            "always squash merge",
+            "preference",
+            applies_when="merging",
+            session=AGENT,
+            grant=agent_grant(),
+        )
+
+    fact = save(engine, "The wifi password rotates monthly")["judgment_id"]
+    engine.dispatch(
+        "memory.tombstone", {"id": fact, "reason": "do not keep this"}, OWNER, OWNER_GRANT
+    )
+    with pytest.raises(TombstonedError):
+        save(engine, "The wifi password rotates monthly.")
+    assert save(engine, "The office wifi is fast")["status"] == "active"
+
+
+def test_the_threshold_comes_from_the_config(store: Store, embedder: Embedder) -> None:
+    with Engine(store, embedder, EngineConfig(tombstone_threshold=0.999)) as strict:
+        _tombstoned_rule(strict)
+        # Near-duplicate wording passes a stricter threshold; the exact text still does not.
+        assert (
+            save(strict, "Indent with four spaces", "preference", applies_when=WHEN)["status"]
+            == "active"
+        )
+        with pytest.raises(TombstonedError):
+            save(strict, RULE, "preference", applies_when=WHEN)
