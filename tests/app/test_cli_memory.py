@@ -1,0 +1,145 @@
+"""The owner's memory commands, run as a person runs them: the real console
+script in a subprocess against a real encrypted store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mama_core.memory.errors import NotFoundError, TombstonedError
+from mama_core.store import DbKey, Store
+from tests.app.test_cli_store_errors import run_mama
+from tests.conftest import TEST_KEY_HEX
+
+
+class Mama:
+    def __init__(self, home: Path, cache: Path) -> None:
+        self.home = home
+        self.cache = cache
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return run_mama(self.home, *args, cache=self.cache)
+
+    def json(self, *args: str) -> dict[str, Any]:
+        result = self.run(*args, "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+
+@pytest.fixture
+def mama(tmp_path: Path, model_cache_dir: Path) -> Mama:
+    return Mama(tmp_path / "home", model_cache_dir)
+
+
+def test_remember_search_show_history(mama: Mama) -> None:
+    saved = mama.json(
+        "remember",
+        "We ship releases on Thursdays",
+        "--kind",
+        "decision",
+        "--topic",
+        "releases",
+        "--scope",
+        "project:web",
+    )
+    assert saved["status"] == "active" and saved["event_id"] == 1
+    first = saved["judgment_id"]
+    revised = mama.json(
+        "remember",
+        "We ship releases every weekday",
+        "--kind",
+        "decision",
+        "--scope",
+        "project:web",
+        "--replaces",
+        str(first),
+    )
+    found = mama.json("search", "when do we ship releases", "--scope", "project:web")
+    ids = [hit["id"] for hit in found["results"]]
+    assert ids == [revised["judgment_id"]]  # the replaced one is not a belief any more
+    shown = mama.json("show", str(first))
+    assert shown["record"]["status"] == "superseded"
+    assert shown["record"]["provenance"]["turn"] == "cli"
+    assert shown["record"]["involvement"] == "owner_stated"
+    history = mama.json("history", str(revised["judgment_id"]))
+    assert [h["id"] for h in history["history"]] == [first]
+    text = mama.run("search", "Thursdays weekday", "--scope", "project:other")
+    assert text.returncode == 0 and "nothing found" in text.stdout
+
+
+def test_guidance_needs_applies_when(mama: Mama) -> None:
+    result = mama.run("remember", "Keep answers short", "--kind", "preference")
+    assert result.returncode != 0
+    assert result.stderr.startswith("mama: invalid_input: ")
+    assert "applies_when" in result.stderr
+    ok = mama.json(
+        "remember",
+        "Keep answers short",
+        "--kind",
+        "preference",
+        "--applies-when",
+        "replying to the owner",
+    )
+    assert ok["status"] == "active"  # the owner's own guidance needs no review
+
+
+def test_retire_with_tombstone_then_resave_refused(mama: Mama) -> None:
+    saved = mama.json("remember", "Deploy from the release branch", "--kind", "decision")
+    retired = mama.json(
+        "retire", str(saved["judgment_id"]), "--reason", "we deploy from main", "--forbid-resave"
+    )
+    assert retired["status"] == "stale"
+    again = mama.run("remember", "deploy from the release branch!", "--kind", "decision")
+    assert again.returncode == TombstonedError.exit_code
+    assert "we deploy from main" in again.stderr
+    other = mama.json("remember", "Deploy from main", "--kind", "decision")
+    assert other["status"] == "active"
+
+
+def test_approve_and_reject_need_a_proposal(mama: Mama, db_key: DbKey) -> None:
+    missing = mama.run("approve", "41")
+    assert missing.returncode == NotFoundError.exit_code
+    assert missing.stderr.startswith("mama: not_found: ")
+    saved = mama.json("remember", "Standups are at 9:30", "--kind", "fact")
+    refused = mama.run("approve", str(saved["judgment_id"]))
+    assert refused.returncode != 0 and "invalid_transition" in refused.stderr
+
+
+def test_purge_needs_confirmation_and_verify_passes(mama: Mama) -> None:
+    saved = mama.json("remember", "The vault code is in the blue folder", "--kind", "fact")
+    jid = str(saved["judgment_id"])
+    unconfirmed = mama.run("purge", jid)
+    assert unconfirmed.returncode == 4
+    assert "--yes" in unconfirmed.stderr
+    assert mama.json("show", jid)["record"]["summary"].startswith("The vault code")
+    purged = mama.json("purge", jid, "--yes")
+    assert purged["status"] == "purged"
+    assert "vault" not in json.dumps(mama.json("show", jid))
+    assert mama.json("verify") == {"ok": True, "problems": []}
+
+
+def test_verify_fails_on_tampering(mama: Mama) -> None:
+    mama.json("remember", "Invoices go out on the 1st", "--kind", "fact")
+    assert mama.run("verify").returncode == 0
+    with Store.open(mama.home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store:
+        store.conn.execute("DROP TRIGGER judgments_text_append_only")
+        store.conn.execute("UPDATE judgments SET summary = 'Invoices go out on the 15th'")
+    result = mama.run("verify")
+    assert result.returncode == 5
+    assert result.stdout.strip()
+
+
+def test_export_writes_json_lines(mama: Mama, tmp_path: Path) -> None:
+    mama.json("remember", "Quarterly review in March", "--kind", "schedule")
+    out = tmp_path / "backup.jsonl"
+    result = mama.run("export", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    tables = {r["table"] for r in records}
+    assert {"judgments", "events", "scope_bindings", "receipts"} <= tables
+    summaries = [r["row"]["summary"] for r in records if r["table"] == "judgments"]
+    assert summaries == ["Quarterly review in March"]
