@@ -16,9 +16,8 @@ from app.settings import Settings
 from mama_core.store import Store
 
 if TYPE_CHECKING:
-    from mama_core.memory import Engine, VerifyReport
-
     from mama_core.embeddings import GgufEmbedder
+    from mama_core.memory import Engine, VerifyReport
 
 
 def ask_passphrase_in_terminal(prompt: str, confirm: bool) -> str:
