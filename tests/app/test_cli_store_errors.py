@@ -26,13 +26,15 @@ MAMA = Path(sys.executable).parent / "mama"
 
 
 def run_mama(
-    home: Path, *args: str, key: str = TEST_KEY_HEX, cache: Path, user: int | None = None
+    home: Path,
+    *args: str,
+    key: str = TEST_KEY_HEX,
+    cache: Path,
+    wrapper: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAMA_")}
     env.update(MAMA_HOME=str(home), MAMA_DB_KEY=key, MAMA_CACHE_DIR=str(cache))
-    command = [str(MAMA), *args]
-    if user is not None:
-        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+    command = [*(wrapper or []), str(MAMA), *args]
     return subprocess.run(
         command, check=False, capture_output=True, text=True, env=env, timeout=300
     )
@@ -143,24 +145,30 @@ def test_store_in_use_by_another_process(home: Path, model_cache_dir: Path) -> N
     assert file_digest(db) == before
 
 
-@pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) is needed")
-def test_read_only_data_folder(home: Path, model_cache_dir: Path, tmp_path: Path) -> None:
+def test_read_only_data_folder(home: Path, model_cache_dir: Path) -> None:
     db = home / "mama.db"
     with Store.open(db, DbKey.from_secret(TEST_KEY_HEX)) as store:
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     for extra in home.glob("mama.db-*"):
         extra.unlink()
     before = file_digest(db)
-    # As root, permissions do not bind; run as an unprivileged user instead,
-    # for whom the folder and the file are readable but not writable.
-    tmp_path.chmod(0o755)
-    home.chmod(0o755)
-    db.chmod(0o644)
-    nobody = 65534 if os.geteuid() == 0 else None
-    if nobody is None:
+    if os.geteuid() == 0:
+        # Root ignores permission bits: make the folder a read-only mount in a
+        # private mount namespace, a truly read-only file system.
+        assert shutil.which("unshare"), "util-linux unshare is needed"
+        script = f'mount --bind "{home}" "{home}" && mount -o remount,bind,ro "{home}" && exec "$@"'
+        result = run_mama(
+            home,
+            "doctor",
+            cache=model_cache_dir,
+            wrapper=["unshare", "-m", "sh", "-c", script, "sh"],
+        )
+    else:
         home.chmod(0o555)
-    result = run_mama(home, "doctor", cache=model_cache_dir, user=nobody)
-    home.chmod(0o755)
+        try:
+            result = run_mama(home, "doctor", cache=model_cache_dir)
+        finally:
+            home.chmod(0o755)
     assert result.returncode == ReadOnlyError.exit_code, result.stderr
     assert_one_line_error(result, "read_only")
     assert str(home) in result.stderr
