@@ -1,0 +1,84 @@
+"""The one interface every agent backend implements, and its errors.
+
+The runtime runs one turn at a time: it builds a ``TurnRequest`` (the prompt
+text with context, and the raw input), hands the backend a ``ToolBox`` bound to
+that turn's session facts, and gets a ``TurnReply``. A backend never touches
+the store except through the toolbox.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from mama_core.errors import MamaError
+
+if TYPE_CHECKING:
+    from app.backends.tools import ToolBox, ToolSpec
+    from app.runtime.mailbox import InputKind
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """One turn: ``prompt`` is what a model reads; ``raw`` what the input said."""
+
+    prompt: str
+    raw: str
+    kind: InputKind
+    input_id: int
+
+
+@dataclass(frozen=True)
+class TurnReply:
+    """What the turn says to the owner, and proposals to show as review cards."""
+
+    text: str
+    cards: tuple[int, ...] = field(default=())
+
+
+class BackendError(MamaError):
+    """A turn failed for a reason that may pass (a crash, a timeout): retry later."""
+
+    code = "backend_failed"
+    exit_code = 50
+
+
+class BackendUnavailableError(MamaError):
+    """The backend cannot run at all here (not installed, not configured).
+
+    Retrying will not help; the message tells the owner what to do.
+    """
+
+    code = "backend_unavailable"
+    exit_code = 51
+
+
+class AgentBackend(Protocol):
+    """A conversation with an agent, one turn at a time."""
+
+    name: str
+    """Stable name, stamped into provenance (``backend``) and the actor."""
+
+    @property
+    def version(self) -> str | None:
+        """The agent's version when known (e.g. the CLI's), for provenance."""
+        ...
+
+    @property
+    def wants_session_context(self) -> bool:
+        """True while the conversation is new: the next prompt must carry the
+        session-start context (guidance index, checkpoints, recent exchanges)."""
+        ...
+
+    async def start(self, tools: list[ToolSpec]) -> None:
+        """Get ready to offer ``tools`` (may start a process); raise
+        ``BackendUnavailableError`` if it cannot run here."""
+        ...
+
+    async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
+        """Run one turn; raise ``BackendError`` for a failure worth retrying."""
+        ...
+
+    async def close(self) -> None:
+        """Stop any process; the conversation may be resumed by a later ``start``."""
+        ...

@@ -1,0 +1,56 @@
+"""The text of a review card: what was proposed, by whom, in which turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_TURNS = {
+    "owner_message": "while answering you",
+    "source_delta": "from outside content",
+    "scheduled": "during a scheduled run",
+    "mcp": "in a coding session",
+    "ui": "in the app",
+    "cli": "at the command line",
+}
+
+
+def card_text(record: dict[str, Any]) -> str:
+    """A proposal as the owner reviews it (Markdown-ish; the channel formats it)."""
+    provenance: dict[str, Any] = record.get("provenance") or {}
+    who = provenance.get("actor_name") or "the agent"
+    when = _TURNS.get(str(provenance.get("turn")), "")
+    lines = [f"**New proposal #{record.get('id')}** ({record.get('kind')})"]
+    if record.get("topic"):
+        lines.append(f"Topic: {record['topic']}")
+    lines.append(str(record.get("summary", "")))
+    if record.get("applies_when"):
+        lines.append(f"Applies when: {record['applies_when']}")
+    for i, step in enumerate(record.get("steps") or [], start=1):
+        lines.append(f"{i}. {step}")
+    scopes = ", ".join(record.get("scopes") or [])
+    lines.append(
+        f"_Proposed by {who} {when}{' in ' + scopes if scopes else ''}._".replace("  ", " ")
+    )
+    return "\n".join(lines)
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """A judgment in full, for the Show button."""
+    lines = [f"**#{record.get('id')} {record.get('kind')}** ({record.get('status')})"]
+    if record.get("topic"):
+        lines.append(f"Topic: {record['topic']}")
+    lines.append(str(record.get("summary", "")))
+    if record.get("applies_when"):
+        lines.append(f"Applies when: {record['applies_when']}")
+    for i, step in enumerate(record.get("steps") or [], start=1):
+        lines.append(f"{i}. {step}")
+    if record.get("details"):
+        lines += ["", str(record["details"])]
+    provenance: dict[str, Any] = record.get("provenance") or {}
+    meta = [f"recorded {record.get('recorded_at')}", f"involvement {record.get('involvement')}"]
+    if provenance.get("actor_name"):
+        meta.append(f"by {provenance['actor_name']}")
+    if provenance.get("source_refs"):
+        meta.append("sources " + ", ".join(map(str, provenance["source_refs"])))
+    lines += ["", "_" + "; ".join(meta) + "_"]
+    return "\n".join(lines)

@@ -1,0 +1,407 @@
+"""The owner runtime on one asyncio loop: one agent turn at a time, replies journalled
+and sent, proposals turned into review cards.
+
+Three tasks share the loop: the *worker* claims the next input (owner messages
+first), runs one turn through the backend with a toolbox bound to that turn's
+session facts, and completes the input with its reply in one transaction; the
+*sender* takes the journal to the channel; the *poller* wakes both now and
+then (due retries, proposals made by other processes). SQL runs on one
+dedicated thread, the engine's writes on the engine's writer thread, so the
+loop never blocks on the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from app.backends.base import (
+    AgentBackend,
+    BackendError,
+    BackendUnavailableError,
+    TurnReply,
+    TurnRequest,
+)
+from app.backends.command_mode import CommandModeBackend
+from app.backends.tools import ToolBox, agent_tools
+from app.runtime.channel import OwnerChannel
+from app.runtime.clock import Clock, SystemClock
+from app.runtime.context import ContextBuilder, ContextSettings
+from app.runtime.journal import DeliveryJournal
+from app.runtime.mailbox import (
+    ClaimedInput,
+    InputKind,
+    InputState,
+    Mailbox,
+    NewInput,
+    Posted,
+    StaleClaimError,
+)
+from app.runtime.proposals import ProposalFeed
+from app.runtime.sender import Sender
+from app.runtime.transaction import RuntimeDb
+from mama_core.errors import MamaError
+from mama_core.memory import ActorKind, ChangeSet, Engine, Grant, SessionFacts, TurnKind
+from mama_core.store import Store
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+TURN_OF: dict[InputKind, TurnKind] = {
+    InputKind.OWNER_MESSAGE: TurnKind.OWNER_MESSAGE,
+    InputKind.SOURCE_DELTA: TurnKind.SOURCE_DELTA,
+    InputKind.SCHEDULED: TurnKind.SCHEDULED,
+    # An event from the desktop or a device is not the owner speaking.
+    InputKind.NATIVE_EVENT: TurnKind.SOURCE_DELTA,
+}
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """How the runtime behaves; defaults suit one owner."""
+
+    agent_scopes: tuple[str, ...] = ("global",)
+    default_scope: str = "global"
+    owner_name: str = "owner"
+    context: ContextSettings = field(default_factory=ContextSettings)
+    send_retry_delays: tuple[float, ...] = (2.0, 10.0, 30.0, 120.0, 600.0)
+    """Seconds before resending after the 1st, 2nd, … failure; the last repeats."""
+    poll_seconds: float = 30.0
+    typing_every: float = 4.0
+
+
+class OwnerRuntime:
+    """Mailbox → backend → journal → channel, one turn at a time."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        store: Store,
+        backend: AgentBackend,
+        settings: RuntimeSettings | None = None,
+        clock: Clock | None = None,
+        db: RuntimeDb | None = None,
+    ) -> None:
+        self.engine = engine
+        self.backend = backend
+        self.settings = settings or RuntimeSettings()
+        self.clock: Clock = clock or SystemClock()
+        self._owns_db = db is None
+        self.db = db or RuntimeDb(store.reader(), store.path)
+        self.mailbox = Mailbox(self.db, self.clock)
+        self.journal = DeliveryJournal(self.db, self.clock)
+        self.grant = Grant.agent(self.settings.agent_scopes, self.settings.default_scope)
+        self.context = ContextBuilder(
+            engine, self.db, self.mailbox, self.grant, self.settings.context
+        )
+        self.feed = ProposalFeed(self.db, self.journal)
+        self.sender = Sender(
+            self.journal, self.run_db, self._read_judgment, self.settings.send_retry_delays
+        )
+        self._channel: OwnerChannel | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-runtime-db")
+        self._work = asyncio.Event()
+        self._send = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._unsubscribe: Callable[[], None] | None = None
+        self._backend_started = False
+        self._scan_needed = False
+        self._sending: asyncio.Task[bool] | None = None
+        self.turn_listeners: list[Callable[[ClaimedInput, TurnReply | None], None]] = []
+        """Called after each turn (reply or None on failure): for the tray and tests."""
+
+    # --- life cycle -----------------------------------------------------
+
+    async def start(self) -> None:
+        """Recover what a crash left, subscribe to changes, start the tasks."""
+        loop = asyncio.get_running_loop()
+        released = await self.run_db(self.mailbox.release_abandoned)
+        interrupted = await self.run_db(self.journal.release_interrupted)
+        if released or interrupted:
+            log.warning(
+                "recovered after a crash: %d input(s) redelivered, %d message(s) in flight",
+                len(released),
+                len(interrupted),
+            )
+
+        def on_change(changes: ChangeSet) -> None:
+            if changes.added:
+                loop.call_soon_threadsafe(self._scan_soon)
+
+        self._unsubscribe = self.engine.subscribe(on_change)
+        await self.run_db(self.feed.scan)
+        self._tasks = [
+            asyncio.create_task(self._worker(), name="mama-worker"),
+            asyncio.create_task(self._sender_loop(), name="mama-sender"),
+            asyncio.create_task(self._poller(), name="mama-poller"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop the tasks and the backend; what is unfinished stays in the mailbox."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        sending = self._sending
+        if sending is not None and not sending.done():
+            # A message half sent is finished, so its journal row is not left "sending".
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(sending, 30)
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        with contextlib.suppress(Exception):
+            await self.backend.close()
+        self._executor.shutdown(wait=True)
+        if self._owns_db:
+            self.db.close()
+
+    # --- what transports call -------------------------------------------
+
+    async def post(self, new: NewInput) -> Posted:
+        """Put an input in the mailbox (durably) and wake the worker."""
+        posted = await self.run_db(self.mailbox.post, new)
+        if not posted.duplicate:
+            self._work.set()
+        return posted
+
+    def attach_channel(self, channel: OwnerChannel | None) -> None:
+        """Send through ``channel`` from now on (None: hold messages in the journal)."""
+        self._channel = channel
+        self._send.set()
+
+    def wake_sender(self) -> None:
+        """Something changed for the channel (paired, back online): try sending now."""
+        self._send.set()
+
+    async def run_db(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking SQL on the runtime's database thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+
+    # --- the worker -----------------------------------------------------
+
+    async def _worker(self) -> None:
+        while True:
+            self._work.clear()
+            claimed = await self.run_db(self.mailbox.claim)
+            if claimed is None:
+                await self._idle(self._work, await self.run_db(self.mailbox.next_due_at))
+                continue
+            try:
+                await self._run_turn(claimed)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("turn for input %s failed inside the runtime", claimed.id)
+
+    async def _run_turn(self, claimed: ClaimedInput) -> None:
+        reply: TurnReply | None = None
+        try:
+            async with self._typing(claimed):
+                reply = await self._turn(claimed)
+        except BackendError as exc:
+            await self._failed(claimed, exc.message)
+        except MamaError as exc:
+            await self._failed(claimed, f"{exc.code}: {exc.message}")
+        if reply is not None:
+            try:
+                await self.run_db(self.mailbox.complete, claimed, reply.text, reply.cards)
+            except StaleClaimError:
+                log.warning("input %s was reclaimed meanwhile; its reply is dropped", claimed.id)
+                reply = None
+            self._send.set()
+        for listener in list(self.turn_listeners):
+            listener(claimed, reply)
+
+    async def _turn(self, claimed: ClaimedInput) -> TurnReply:
+        try:
+            await self._ensure_backend()
+        except BackendUnavailableError as exc:
+            return await self._unavailable(claimed, exc, self.facts_for(claimed))
+        facts = self.facts_for(claimed)  # after start: the backend knows its version
+        tools = ToolBox(self.engine, self.grant, facts, claimed.id)
+        fresh = self.backend.wants_session_context
+        prompt = await self.run_db(self.context.build, claimed, facts, self.backend.name, fresh)
+        request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id)
+        try:
+            return await self.backend.run_turn(request, tools)
+        except BackendUnavailableError as exc:
+            self._backend_started = False
+            return await self._unavailable(claimed, exc, facts)
+
+    async def _ensure_backend(self) -> None:
+        if not self._backend_started:
+            await self.backend.start(agent_tools(self.engine, self.grant))
+            self._backend_started = True
+
+    async def _unavailable(
+        self, claimed: ClaimedInput, exc: BackendUnavailableError, facts: SessionFacts
+    ) -> TurnReply:
+        """The backend cannot run: tell the owner plainly; slash commands still work."""
+        log.warning("backend %s unavailable: %s", self.backend.name, exc.message)
+        if claimed.kind is not InputKind.OWNER_MESSAGE:
+            raise BackendError(exc.message)
+        fallback = CommandModeBackend(note=exc.message)
+        if claimed.text.strip().startswith("/"):
+            owner_facts = self._owner_voice(facts)
+            tools = ToolBox(self.engine, self.grant, owner_facts, claimed.id)
+            request = TurnRequest(claimed.text, claimed.text, claimed.kind, claimed.id)
+            answer = await fallback.run_turn(request, tools)
+            return TurnReply(f"{exc.message}\n\n{answer.text}", answer.cards)
+        return TurnReply(f"{exc.message}\nMeanwhile, commands still work: send /help.")
+
+    async def _failed(self, claimed: ClaimedInput, error: str) -> None:
+        log.warning("turn for input %s failed: %s", claimed.id, error)
+        try:
+            failure = await self.run_db(self.mailbox.fail, claimed, error)
+        except StaleClaimError:
+            return
+        if claimed.kind is not InputKind.OWNER_MESSAGE:
+            return
+        if failure.state is InputState.DEAD:
+            text = (
+                f"I could not answer your message after {failure.attempts} tries and gave up "
+                f"({error}). Please send it again when the agent works."
+            )
+        elif failure.attempts == 1 and failure.retry_at is not None:
+            text = (
+                f"I could not answer your message yet ({error}). "
+                f"I will try again at {_hhmm(failure.retry_at)} UTC."
+            )
+        else:
+            return
+        await self.run_db(
+            self.journal.enqueue_notice, f"failure:{claimed.id}:{failure.attempts}", text
+        )
+        self._send.set()
+
+    def facts_for(self, claimed: ClaimedInput) -> SessionFacts:
+        """What the host knows about this turn, for provenance and the owner-turn rule."""
+        facts = SessionFacts(
+            actor_kind=ActorKind.AGENT,
+            actor_name=self.backend.name,
+            actor_version=self.backend.version,
+            turn=TURN_OF[claimed.kind],
+            source_refs=(claimed.observation_ref, claimed.source_ref),
+            backend=self.backend.name,
+            message_ref=claimed.source_ref if claimed.kind is InputKind.OWNER_MESSAGE else None,
+        )
+        speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
+        if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE:
+            return self._owner_voice(facts)
+        return facts
+
+    def _owner_voice(self, facts: SessionFacts) -> SessionFacts:
+        """The owner's own typed command (command mode): the owner is the actor."""
+        return SessionFacts(
+            actor_kind=ActorKind.OWNER,
+            actor_name=self.settings.owner_name,
+            actor_version=None,
+            turn=facts.turn,
+            source_refs=facts.source_refs,
+            backend=CommandModeBackend.name,
+            message_ref=facts.message_ref,
+        )
+
+    @contextlib.asynccontextmanager
+    async def _typing(self, claimed: ClaimedInput) -> AsyncIterator[None]:
+        if claimed.kind is not InputKind.OWNER_MESSAGE or self._channel is None:
+            yield
+            return
+        done = asyncio.Event()
+        channel = self._channel
+
+        async def keep_typing() -> None:
+            while not done.is_set():
+                with contextlib.suppress(Exception):
+                    await channel.typing()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), self.settings.typing_every)
+
+        task = asyncio.create_task(keep_typing(), name="mama-typing")
+        try:
+            yield
+        finally:
+            done.set()
+            await task
+
+    # --- the sender and the poller --------------------------------------
+
+    def _scan_soon(self) -> None:
+        self._scan_needed = True
+        self._send.set()
+
+    async def _sender_loop(self) -> None:
+        while True:
+            self._send.clear()
+            if self._scan_needed:
+                self._scan_needed = False
+                try:
+                    await self.run_db(self.feed.scan)
+                except MamaError as exc:
+                    log.warning("proposal scan failed: %s", exc.message)
+            channel = self._channel
+            if channel is not None and channel.ready():
+                try:
+                    self._sending = asyncio.create_task(self.sender.send_next(channel))
+                    if await asyncio.shield(self._sending):
+                        continue
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("the sender failed; it will try again")
+                due = await self.run_db(self.journal.next_due_at)
+            else:
+                due = None
+            await self._idle(self._send, due)
+
+    async def _poller(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.poll_seconds)
+            try:
+                await self.run_db(self.feed.scan)
+            except MamaError as exc:
+                log.warning("proposal scan failed: %s", exc.message)
+            self._send.set()
+            self._work.set()
+
+    async def _idle(self, event: asyncio.Event, due: datetime | None) -> None:
+        """Wait for ``event``, for ``due``, or for the poll interval, whichever is first."""
+        timeout = self.settings.poll_seconds
+        if due is not None:
+            timeout = max(0.0, min(timeout, (due - self.clock.now()).total_seconds()))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout)
+
+    async def _read_judgment(self, judgment_id: int) -> dict[str, Any] | None:
+        """A judgment as the owner sees it (for review cards)."""
+        try:
+            found = await self.engine.dispatch_async(
+                "memory.read", {"id": judgment_id}, owner_facts(), Grant.owner()
+            )
+        except MamaError as exc:
+            log.info("judgment %s not readable for its card: %s", judgment_id, exc.code)
+            return None
+        return dict(found.get("record") or {})
+
+
+def owner_facts(name: str = "owner") -> SessionFacts:
+    """The paired owner acting through the messenger (a button, a command)."""
+    return SessionFacts(
+        actor_kind=ActorKind.OWNER, actor_name=name, turn=TurnKind.OWNER_MESSAGE, backend=None
+    )
+
+
+def _hhmm(moment: datetime) -> str:
+    return moment.strftime("%H:%M")

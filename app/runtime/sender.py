@@ -1,0 +1,110 @@
+"""The sender: takes the journal's queue to the channel, part by part, in order.
+
+Each part is recorded as sent before the next one leaves. A failure the
+channel says surely did not deliver is retried with backoff (or after the wait
+the channel asks for); a refusal is kept as failed; an uncertain part is never
+sent again. Proposal cards are rendered when sent, from the record as it is
+then: a proposal already decided (in the tray, say) is not shown any more.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from app.runtime.cards import card_text
+from app.runtime.channel import (
+    DeliveryRefused,
+    DeliveryRetry,
+    DeliveryUncertain,
+    OutgoingMessage,
+    OwnerChannel,
+)
+from app.runtime.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
+
+log = logging.getLogger(__name__)
+
+RunDb = Callable[..., Awaitable[Any]]
+ReadJudgment = Callable[[int], Awaitable[dict[str, Any] | None]]
+
+
+class Sender:
+    """Sends what the journal holds, one delivery at a time."""
+
+    def __init__(
+        self,
+        journal: DeliveryJournal,
+        run_db: RunDb,
+        read_judgment: ReadJudgment,
+        retry_delays: tuple[float, ...],
+    ) -> None:
+        self.journal = journal
+        self._db = run_db
+        self._read_judgment = read_judgment
+        self.retry_delays = retry_delays
+        self.listeners: list[Callable[[int, DeliveryState], None]] = []
+        """Called when a delivery settles or is put back (for the tray and tests)."""
+
+    async def send_next(self, channel: OwnerChannel) -> bool:
+        """Send the head of the queue if it is due; False when there was nothing to do."""
+        delivery: Delivery | None = await self._db(self.journal.take_next)
+        if delivery is None:
+            return False
+        message = await self._message(delivery)
+        parts = channel.split(message) if message is not None else []
+        for index in range(delivery.parts_sent, len(parts)):
+            try:
+                ref = await channel.send_part(parts[index])
+            except DeliveryRetry as exc:
+                delay = exc.after if exc.after is not None else self._backoff(delivery.attempts)
+                log.info("delivery %s waits %.1fs: %s", delivery.id, delay, exc)
+                await self._db(
+                    self.journal.retry_later, delivery.id, str(exc), timedelta(seconds=delay)
+                )
+                self._settled(delivery.id, DeliveryState.QUEUED)
+                return True
+            except DeliveryRefused as exc:
+                log.warning("delivery %s refused for good: %s", delivery.id, exc)
+                await self._db(self.journal.give_up, delivery.id, str(exc))
+                self._settled(delivery.id, DeliveryState.FAILED)
+                return True
+            except DeliveryUncertain as exc:
+                log.warning("delivery %s part %s may have arrived: %s", delivery.id, index, exc)
+                await self._db(self.journal.skip_uncertain_part, delivery.id, index, str(exc))
+                continue
+            except Exception as exc:  # a bug before the request left: keep it, retry later
+                log.exception("delivery %s failed unexpectedly", delivery.id)
+                await self._db(
+                    self.journal.retry_later,
+                    delivery.id,
+                    f"internal error: {type(exc).__name__}",
+                    timedelta(seconds=self._backoff(delivery.attempts)),
+                )
+                self._settled(delivery.id, DeliveryState.QUEUED)
+                return True
+            await self._db(self.journal.part_sent, delivery.id, index, ref)
+        state = await self._db(self.journal.finish, delivery.id)
+        self._settled(delivery.id, state)
+        return True
+
+    def _settled(self, delivery_id: int, state: DeliveryState) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(delivery_id, state)
+            except Exception:
+                log.exception("a delivery listener failed")
+
+    def _backoff(self, attempts: int) -> float:
+        return self.retry_delays[min(max(attempts, 1), len(self.retry_delays)) - 1]
+
+    async def _message(self, delivery: Delivery) -> OutgoingMessage | None:
+        if delivery.kind is not DeliveryKind.PROPOSAL:
+            return OutgoingMessage(delivery.text, reply_to=delivery.input_meta)
+        assert delivery.judgment_id is not None
+        record = await self._read_judgment(delivery.judgment_id)
+        if record is None or record.get("status") != "proposed":
+            log.info("proposal %s was decided before its card left", delivery.judgment_id)
+            return None
+        return OutgoingMessage(card_text(record), review_id=delivery.judgment_id)

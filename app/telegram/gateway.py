@@ -1,0 +1,410 @@
+"""The Telegram gateway: python-telegram-bot 22 inside the app's own loop.
+
+``start`` connects in the background (``initialize``, ``start``,
+``updater.start_polling`` — never ``run_polling``, which would own the loop)
+and retries with backoff while the Bot API cannot be reached. Only the paired
+owner's chat and user are served: their messages become mailbox inputs, their
+button taps owner actions with receipts. Everything else is ignored and
+logged, and never reaches the agent.
+
+The gateway is also the runtime's ``OwnerChannel``: it formats replies as
+Telegram HTML, splits them under 4,096 characters, adds the review buttons to
+proposal cards, and tells the journal whether a failed send may have arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import datetime as dt
+import logging
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+from telegram import (
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    Message,
+    ReplyParameters,
+    Update,
+)
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+from telegram.warnings import PTBDeprecationWarning
+
+from app.runtime.cards import card_text, record_text
+from app.runtime.channel import (
+    DeliveryRefused,
+    DeliveryRetry,
+    DeliveryUncertain,
+    OutgoingMessage,
+)
+from app.runtime.clock import Clock
+from app.runtime.mailbox import InputKind, NewInput
+from app.runtime.owner_runtime import OwnerRuntime, owner_facts
+from app.telegram.formatting import split_html, to_html, to_plain
+from app.telegram.pairing import PairedOwner, Pairing
+from mama_core.errors import MamaError
+from mama_core.memory import Engine, Grant, SessionFacts
+
+log = logging.getLogger(__name__)
+
+REJECT_REASON = "Rejected by the owner in Telegram."
+
+
+@dataclass(frozen=True)
+class TelegramPart:
+    """One Telegram message: HTML text, its plain fallback, buttons, reply target."""
+
+    chat_id: int
+    html: str
+    plain: str
+    review_id: int | None = None
+    reply_to_message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An update that was not served, and why (kept for the tray and the log)."""
+
+    chat_id: int | None
+    user_id: int | None
+    reason: str
+
+
+class TelegramGateway:
+    """The bot: pairing, owner messages into the mailbox, replies and review cards out."""
+
+    def __init__(
+        self,
+        runtime: OwnerRuntime,
+        engine: Engine,
+        token: str,
+        api_url: str,
+        *,
+        poll_timeout: float = 10.0,
+        connect_retry_max: float = 60.0,
+        clock: Clock | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.engine = engine
+        self.pairing = Pairing(runtime.db, clock or runtime.clock)
+        self.poll_timeout = poll_timeout
+        self.connect_retry_max = connect_retry_max
+        self.ignored: collections.deque[Ignored] = collections.deque(maxlen=100)
+        self.connected = asyncio.Event()
+        self.fatal: str | None = None
+        self._owner: PairedOwner | None = None
+        self._initialized = False
+        self._task: asyncio.Task[None] | None = None
+        self.app: Application[Any, Any, Any, Any, Any, Any] = (
+            ApplicationBuilder()
+            .token(token)
+            .base_url(f"{api_url}/bot")
+            .base_file_url(f"{api_url}/file/bot")
+            .connect_timeout(10.0)
+            .read_timeout(20.0)
+            .write_timeout(20.0)
+            .pool_timeout(10.0)
+            .get_updates_read_timeout(poll_timeout + 10.0)
+            .build()
+        )
+        self.app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
+        self.app.add_handler(CallbackQueryHandler(self._on_callback))
+        self.app.add_error_handler(self._on_error)
+
+    # --- life cycle -----------------------------------------------------
+
+    async def start(self) -> None:
+        """Load the pairing and connect in the background (retrying while offline)."""
+        self._owner = await self.runtime.run_db(self.pairing.owner)
+        self._task = asyncio.create_task(self._connect(), name="mama-telegram-connect")
+
+    async def stop_receiving(self) -> None:
+        """Stop taking updates (first step of a shutdown); sending still works."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        updater = self.app.updater
+        if updater is not None and updater.running:
+            await updater.stop()
+
+    async def stop(self) -> None:
+        """Stop polling and close the client, in the reverse order of start."""
+        await self.stop_receiving()
+        self.runtime.attach_channel(None)
+        if self.app.running:
+            await self.app.stop()
+        if self._initialized:
+            await self.app.shutdown()
+            self._initialized = False
+
+    async def _connect(self) -> None:
+        delay = 1.0
+        while True:
+            try:
+                await self.app.initialize()
+                break
+            except InvalidToken:
+                self.fatal = "Telegram refused the bot token; set a valid one in the settings."
+                log.error(self.fatal)
+                return
+            except TelegramError as exc:
+                log.warning("Telegram not reachable (%s); retrying in %.0fs", exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.connect_retry_max)
+        self._initialized = True
+        await self.app.start()
+        updater = self.app.updater
+        assert updater is not None
+        await updater.start_polling(
+            timeout=dt.timedelta(seconds=self.poll_timeout),
+            bootstrap_retries=-1,
+            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+            drop_pending_updates=False,
+        )
+        self.connected.set()
+        self.runtime.attach_channel(self)
+        log.info("Telegram connected as @%s", self.app.bot.username)
+
+    @property
+    def owner(self) -> PairedOwner | None:
+        return self._owner
+
+    # --- incoming -------------------------------------------------------
+
+    async def _on_message(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        if message is None or chat is None:
+            return
+        if user is None:
+            self._ignore(chat.id, None, "no sender")
+            return
+        text = message.text or message.caption or ""
+        if text.strip().lower().split(" ", 1)[0].split("@", 1)[0] == "/pair":
+            await self._pair(message, chat.id, user.id, user.username or user.full_name, text)
+            return
+        owner = self._owner
+        if owner is None or chat.id != owner.chat_id or user.id != owner.user_id:
+            self._ignore(chat.id, user.id, "not the paired owner")
+            return
+        if not text:
+            text = "(a message without text)"
+        await self.runtime.post(
+            NewInput(
+                InputKind.OWNER_MESSAGE,
+                "telegram",
+                f"{chat.id}:{message.message_id}",
+                text,
+                author=user.username or user.full_name,
+                meta={"chat_id": chat.id, "message_id": message.message_id},
+            )
+        )
+
+    async def _pair(
+        self, message: Message, chat_id: int, user_id: int, username: str, text: str
+    ) -> None:
+        code = text.strip().split(maxsplit=1)[1] if len(text.split()) > 1 else ""
+        paired = await self.runtime.run_db(self.pairing.redeem, code, chat_id, user_id, username)
+        if not paired:
+            self._ignore(chat_id, user_id, "a wrong or expired pairing code")
+            if self._owner is None:  # during set-up, the person pairing needs to know
+                await self._quiet_reply(message, "That pairing code is wrong or has expired.")
+            return
+        self._owner = await self.runtime.run_db(self.pairing.owner)
+        log.info("paired with telegram chat %s user %s", chat_id, user_id)
+        await self._quiet_reply(
+            message, "Paired. This chat is now your line to MAMA. Send /help to see what I can do."
+        )
+        self.runtime.wake_sender()
+
+    async def _on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        if query is None:
+            return
+        owner = self._owner
+        chat_id = query.message.chat.id if query.message is not None else None
+        if owner is None or query.from_user.id != owner.user_id or chat_id != owner.chat_id:
+            self._ignore(chat_id, query.from_user.id, "a button tap from someone else")
+            with contextlib.suppress(TelegramError):
+                await query.answer()
+            return
+        verb, _, ident = (query.data or "").partition(":")
+        if not ident.isdigit() or verb not in ("approve", "reject", "show"):
+            await query.answer("I don't know that button.")
+            return
+        judgment_id = int(ident)
+        card_id = query.message.message_id if query.message is not None else 0
+        facts = replace(
+            owner_facts(self.runtime.settings.owner_name),
+            source_refs=(f"telegram:callback:{query.id}",),
+            message_ref=f"telegram:{chat_id}:{card_id}",
+        )
+        if verb == "show":
+            await query.answer()
+            await self._show(judgment_id, facts)
+            return
+        payload: dict[str, Any] = {"id": judgment_id, "command_id": f"telegram:cb:{query.id}"}
+        if verb == "reject":
+            payload["reason"] = REJECT_REASON
+        action = "review.approve" if verb == "approve" else "review.reject"
+        try:
+            receipt = await self.engine.dispatch_async(action, payload, facts, Grant.owner())
+        except MamaError as exc:
+            log.info("%s of #%s refused: %s", action, judgment_id, exc.code)
+            await query.answer(exc.message[:190], show_alert=True)
+            return
+        done = "Approved" if verb == "approve" else "Rejected"
+        await query.answer(f"{done} #{judgment_id}.")
+        record = await self._read(judgment_id, facts)
+        body = card_text(record) if record else f"#{judgment_id}"
+        receipt_line = (
+            f"{done} by you — now {receipt.get('status')}, event #{receipt.get('event_id')}."
+        )
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_text(
+                to_html(f"{body}\n\n**{receipt_line}**"), parse_mode=ParseMode.HTML
+            )
+
+    async def _show(self, judgment_id: int, facts: SessionFacts) -> None:
+        record = await self._read(judgment_id, facts)
+        text = record_text(record) if record else f"#{judgment_id} is not there any more."
+        owner = self._owner
+        if owner is None:
+            return
+        for chunk in split_html(to_html(text)):
+            with contextlib.suppress(TelegramError):
+                await self.app.bot.send_message(owner.chat_id, chunk, parse_mode=ParseMode.HTML)
+
+    async def _read(self, judgment_id: int, facts: SessionFacts) -> dict[str, Any] | None:
+        try:
+            found = await self.engine.dispatch_async(
+                "memory.read", {"id": judgment_id}, facts, Grant.owner()
+            )
+        except MamaError:
+            return None
+        return dict(found.get("record") or {})
+
+    async def _quiet_reply(self, message: Message, text: str) -> None:
+        with contextlib.suppress(TelegramError):
+            await message.reply_text(text)
+
+    def _ignore(self, chat_id: int | None, user_id: int | None, reason: str) -> None:
+        log.warning("ignored a telegram update from chat %s user %s: %s", chat_id, user_id, reason)
+        self.ignored.append(Ignored(chat_id, user_id, reason))
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        log.error("telegram handler failed", exc_info=context.error)
+
+    # --- the OwnerChannel -----------------------------------------------
+
+    def ready(self) -> bool:
+        return self._owner is not None and self._initialized
+
+    def split(self, message: OutgoingMessage) -> list[Any]:
+        owner = self._owner
+        if owner is None:
+            return []
+        chunks = split_html(to_html(message.text))
+        reply_to = message.reply_to.get("message_id")
+        same_chat = message.reply_to.get("chat_id") == owner.chat_id
+        parts = [
+            TelegramPart(
+                owner.chat_id,
+                chunk,
+                to_plain(chunk),
+                review_id=message.review_id if i == len(chunks) - 1 else None,
+                reply_to_message_id=int(reply_to) if (i == 0 and reply_to and same_chat) else None,
+            )
+            for i, chunk in enumerate(chunks)
+        ]
+        return list(parts)
+
+    async def send_part(self, part: Any) -> str:
+        assert isinstance(part, TelegramPart)
+        try:
+            try:
+                sent = await self._send(part, html=True)
+            except BadRequest as exc:
+                if "parse" not in exc.message.lower() and "entit" not in exc.message.lower():
+                    raise
+                log.warning("Telegram refused our HTML (%s); sending plain text", exc.message)
+                sent = await self._send(part, html=False)
+        except RetryAfter as exc:
+            raise DeliveryRetry(str(exc), after=_retry_after_seconds(exc)) from exc
+        except TimedOut as exc:
+            if isinstance(exc.__cause__, httpx.ReadTimeout):
+                raise DeliveryUncertain(f"no answer in time: {exc}") from exc
+            raise DeliveryRetry(f"timed out: {exc}") from exc
+        except (Forbidden, ChatMigrated) as exc:
+            raise DeliveryRefused(str(exc)) from exc
+        except BadRequest as exc:
+            raise DeliveryRefused(str(exc)) from exc
+        except (NetworkError, InvalidToken, TelegramError) as exc:
+            raise DeliveryRetry(str(exc)) from exc
+        return f"telegram:{sent.chat_id}:{sent.message_id}"
+
+    async def _send(self, part: TelegramPart, *, html: bool) -> Message:
+        markup = None
+        if part.review_id is not None:
+            jid = part.review_id
+            markup = InlineKeyboardMarkup(
+                [
+                    [
+                        InlineKeyboardButton("Approve", callback_data=f"approve:{jid}"),
+                        InlineKeyboardButton("Reject", callback_data=f"reject:{jid}"),
+                        InlineKeyboardButton("Show", callback_data=f"show:{jid}"),
+                    ]
+                ]
+            )
+        reply = (
+            ReplyParameters(message_id=part.reply_to_message_id, allow_sending_without_reply=True)
+            if part.reply_to_message_id is not None
+            else None
+        )
+        return await self.app.bot.send_message(
+            chat_id=part.chat_id,
+            text=part.html if html else part.plain,
+            parse_mode=ParseMode.HTML if html else None,
+            reply_markup=markup,
+            reply_parameters=reply,
+            link_preview_options=LinkPreviewOptions(is_disabled=True),
+        )
+
+    async def typing(self) -> None:
+        owner = self._owner
+        if owner is not None and self._initialized:
+            with contextlib.suppress(TelegramError):
+                await self.app.bot.send_chat_action(owner.chat_id, ChatAction.TYPING)
+
+
+def _retry_after_seconds(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value: Any = exc.retry_after
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    return float(value)

@@ -1,0 +1,7 @@
+"""Fixtures for the Telegram tests (defined in ``tests.app.runtime.support``)."""
+
+from __future__ import annotations
+
+from tests.app.runtime.support import clock, embedder, engine, runtime_db, store
+
+__all__ = ["clock", "embedder", "engine", "runtime_db", "store"]

@@ -1,0 +1,206 @@
+"""The Telegram gateway with the real python-telegram-bot client against a fake
+Bot API on 127.0.0.1: pairing, owner-only service, splitting, outages, buttons."""
+
+from __future__ import annotations
+
+import asyncio
+import html.parser
+from typing import Any
+
+from app.backends.command_mode import CommandModeBackend
+from app.telegram.formatting import TELEGRAM_LIMIT, to_html, to_plain, utf16_len
+from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.store import Store
+from tests.app.runtime.support import ScriptedAgent
+from tests.app.telegram.stack import OWNER_CHAT, OWNER_USER, STRANGER, messenger
+
+
+def judgments(engine: Engine) -> list[dict[str, Any]]:
+    found = engine.dispatch(
+        "memory.search",
+        {"query": "", "statuses": ["active", "proposed"], "limit": 50},
+        SessionFacts.owner_cli(),
+        Grant.owner(),
+    )
+    return list(found["results"])
+
+
+def test_pairing_serves_only_the_owner(engine: Engine, store: Store) -> None:
+    async def scenario() -> None:
+        async with messenger(engine, store, CommandModeBackend()) as s:
+            # Before pairing nobody is served; a wrong code is refused.
+            s.api.push_message(STRANGER, STRANGER, "/pair ABCD-EFGH", username="mallory")
+            await s.api.signal.until(lambda: len(s.api.texts_to(STRANGER)) == 1)
+            assert "wrong or has expired" in s.api.texts_to(STRANGER)[0]
+            assert s.gateway.owner is None
+
+            await s.pair()
+            assert s.gateway.owner is not None
+            assert (s.gateway.owner.chat_id, s.gateway.owner.user_id) == (OWNER_CHAT, OWNER_USER)
+
+            # A stranger's command, in their chat and as a user in a group: ignored.
+            s.api.push_message(STRANGER, STRANGER, "/remember fact the owner is away")
+            s.api.push_message(-100, STRANGER, "/remember fact group chatter")
+            s.api.push_message(-100, OWNER_USER, "/remember fact owner in another chat")
+            await s.api.signal.until(lambda: len(s.gateway.ignored) >= 4)
+            # Positive control: the owner's own message, sent after them, is answered.
+            message_id = await s.owner_says("/remember decision Ship on Monday")
+            reply = s.last_to_owner()
+            assert reply["text"].startswith("Saved #1 (decision, active)")
+            assert reply["params"]["reply_parameters"]["message_id"] == message_id
+            assert [j["summary"] for j in judgments(engine)] == ["Ship on Monday"]
+            assert s.api.texts_to(STRANGER) == [s.api.texts_to(STRANGER)[0]]  # no new reply
+            assert {i.reason for i in s.gateway.ignored} == {
+                "a wrong or expired pairing code",
+                "not the paired owner",
+            }
+            # A used code cannot pair a second time.
+            s.api.push_message(STRANGER, STRANGER, "/pair ABCD-EFGH")
+            await s.api.signal.until(lambda: len(s.gateway.ignored) >= 5)
+            assert s.gateway.owner.user_id == OWNER_USER
+
+            await s.owner_says("/search Monday")
+            assert s.last_to_owner()["text"] == "#1 decision: Ship on Monday"
+            typing = [c for c in s.api.calls if c.method == "sendChatAction"]
+            assert typing and typing[0].params["chat_id"] == OWNER_CHAT
+
+    asyncio.run(scenario())
+
+
+class _TagChecker(html.parser.HTMLParser):
+    """Fails on unbalanced tags: each part must be valid HTML on its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack.pop() == tag, f"unbalanced </{tag}>"
+
+
+def test_a_5000_character_reply_is_split_without_breaking_formatting(
+    engine: Engine, store: Store
+) -> None:
+    long_reply = (
+        "Here is **the plan**:\n\n"
+        + "\n".join(f"Step {i}: do the *careful* thing number {i} & check <it>." for i in range(40))
+        + "\n\n```python\n"
+        + "\n".join(f"    value_{i} = compute({i})  # keep" for i in range(90))
+        + "\n```\nDone."
+    )
+    assert len(long_reply) > 5000
+    agent = ScriptedAgent([[]], reply=long_reply)
+
+    async def scenario() -> None:
+        async with messenger(engine, store, agent) as s:
+            await s.pair()
+            before = len(s.api.sent)
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "Write me the plan.")
+            await s.api.signal.until(lambda: len(s.api.sent) >= before + 2)
+            await s.turns.until(lambda: len(agent.outcomes) == 1)
+            parts = [m["params"]["text"] for m in s.api.sent[before:]]
+            assert len(parts) == 2
+            for part in parts:
+                assert utf16_len(part) <= TELEGRAM_LIMIT
+                assert s.api.sent[-1]["params"]["parse_mode"] == "HTML"
+                checker = _TagChecker()
+                checker.feed(part)
+                assert checker.stack == [], "a part left a tag open"
+            assert "".join(to_plain(p) for p in parts) == to_plain(to_html(long_reply))
+            # The cut fell inside the code block: closed in part one, reopened in part two.
+            assert parts[0].endswith("</code></pre>") and parts[1].startswith("<pre><code")
+
+    asyncio.run(scenario())
+
+
+def test_bot_api_outage_loses_nothing_and_sends_nothing_twice(engine: Engine, store: Store) -> None:
+    async def scenario() -> None:
+        async with messenger(engine, store, CommandModeBackend()) as s:
+            await s.pair()
+            await s.owner_says("/remember fact The printer is on floor 2")  # positive control
+
+            # sendMessage fails while the reply to the second message is due …
+            s.api.down = {"sendMessage", "sendChatAction"}
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "/search printer")
+            await s.api.signal.until(lambda: s.api.failed("sendMessage") >= 2)
+            # … then the whole API is down while the owner sends a third one.
+            s.api.down = {"*"}
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "/remember fact Lunch is at noon")
+            await s.api.signal.until(lambda: s.api.failed("getUpdates") >= 1)
+            # Recovery, with one rate limit on the way.
+            s.api.rate_limit_next = 1
+            s.api.down = set()
+            await s.api.signal.until(lambda: len(s.api.texts_to(OWNER_CHAT)) >= 4, timeout=30)
+            texts = s.api.texts_to(OWNER_CHAT)
+            assert texts[2] == "#1 fact: The printer is on floor 2"
+            assert texts[3].startswith("Saved #2 (fact, active)")
+            assert len(texts) == 4, texts  # each reply exactly once
+            assert any(c.status == 429 for c in s.api.calls)
+            counts = await s.runtime.run_db(s.runtime.mailbox.counts)
+            assert counts == {"done": 3}
+
+    asyncio.run(scenario())
+
+
+GUIDANCE = {
+    "kind": "preference",
+    "summary": "Answer in short bullet points",
+    "applies_when": "replying to the owner",
+}
+
+
+def test_a_proposal_arrives_with_buttons_and_approve_makes_it_active(
+    engine: Engine, store: Store
+) -> None:
+    agent = ScriptedAgent([[("memory_save", GUIDANCE)]], reply="I proposed it for your review.")
+
+    async def scenario() -> None:
+        async with messenger(engine, store, agent) as s:
+            await s.pair()
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "Keep it short from now on.")
+            await s.api.signal.until(
+                lambda: (
+                    any(m.get("reply_markup") for m in s.api.sent)
+                    and len(s.api.texts_to(OWNER_CHAT)) >= 3
+                )
+            )
+            card = next(m for m in s.api.sent if m.get("reply_markup"))
+            buttons = card["reply_markup"]["inline_keyboard"][0]
+            assert [b["text"] for b in buttons] == ["Approve", "Reject", "Show"]
+            jid = int(buttons[0]["callback_data"].split(":")[1])
+            assert "Answer in short bullet points" in card["text"]
+            assert judgments(engine)[0]["status"] == "proposed"
+            card_message = {k: v for k, v in card.items() if k != "params"}
+
+            # A stranger tapping Reject on a forwarded card does nothing.
+            s.api.push_callback(STRANGER, card_message, f"reject:{jid}")
+            await s.api.signal.until(lambda: len(s.api.answers) == 1)
+            assert judgments(engine)[0]["status"] == "proposed"
+
+            s.api.push_callback(OWNER_USER, card_message, f"show:{jid}")
+            await s.api.signal.until(lambda: len(s.api.answers) == 2)
+            await s.api.signal.until(
+                lambda: any("involvement" in t for t in s.api.texts_to(OWNER_CHAT))
+            )
+
+            s.api.push_callback(OWNER_USER, card_message, f"approve:{jid}")
+            await s.api.signal.until(lambda: len(s.api.edits) == 1)
+            assert s.api.answers[-1]["text"] == f"Approved #{jid}."
+            assert "Approved by you" in s.api.edits[0]["text"]
+            record = engine.dispatch(
+                "memory.read", {"id": jid}, SessionFacts.owner_cli(), Grant.owner()
+            )
+            assert record["record"]["status"] == "active"
+            assert record["record"]["involvement"] == "owner_approved"
+            approvals = [e for e in record["events"] if e["action"] == "review.approve"]
+            assert len(approvals) == 1 and approvals[0]["actor"]["kind"] == "owner"
+
+            # Tapping Approve again is answered, not applied twice.
+            s.api.push_callback(OWNER_USER, card_message, f"approve:{jid}")
+            await s.api.signal.until(lambda: len(s.api.answers) == 4)
+            assert s.api.answers[-1].get("show_alert") is True
+
+    asyncio.run(scenario())
