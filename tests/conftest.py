@@ -12,6 +12,9 @@ import pytest
 
 from mama_core.store import DbKey
 
+# Qt tests render offscreen unless a test sets up a real display itself.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # A test key: 64 hex digits, i.e. a raw 256-bit SQLCipher key.
 TEST_KEY_HEX = "3f" * 32

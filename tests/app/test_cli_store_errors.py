@@ -69,12 +69,6 @@ def test_doctor_on_a_new_home(home: Path, model_cache_dir: Path) -> None:
     assert TEST_KEY_HEX not in out
 
 
-def test_launch_without_arguments_runs_doctor(home: Path, model_cache_dir: Path) -> None:
-    result = run_mama(home, cache=model_cache_dir)
-    assert result.returncode == 0, result.stderr
-    assert "all checks passed" in result.stdout
-
-
 def test_other_key_is_refused(home: Path, model_cache_dir: Path) -> None:
     db = home / "mama.db"
     before = file_digest(db)

@@ -1,0 +1,375 @@
+"""The running desktop app: the tray, the memory behind it, and what its menu opens.
+
+``ui.application.run()`` (``mama`` with no arguments) runs one ``Desktop`` on
+a qasync loop. ``Desktop.run()`` shows the tray at once, then opens the memory
+(first-run wizard, or key + store + model on a worker thread), and lives until
+Quit. A start failure shows its one-line reason and becomes the exit
+code; later errors become tray notifications and log lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.logs import setup_file_logging
+from app.paths import Paths
+from app.settings import Settings
+from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
+from ui.error_reporting import RuntimeErrors, exit_code_of, fatal_dialog, one_line
+from ui.icons import app_icon
+from ui.memory_session import OpenMemory, find_key, is_first_run, open_memory, warm_up
+from ui.qt import QtCore, QtGui, QtWidgets, Signal
+from ui.startup_probe import StartupProbe
+from ui.tasks import TaskGroup, await_dialog
+from ui.tray import APP_TITLE, Tray
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mama_core.memory import ChangeSet
+    from ui.bridge import EngineBridge
+    from ui.review_window import ReviewWindow
+    from ui.single_instance import SingleInstance
+
+log = logging.getLogger(__name__)
+
+PASSPHRASE_ATTEMPTS = 3
+"""Passphrases the owner may try before the app gives up (wrong key, exit 11)."""
+NOTIFY_COALESCE_MS = 50
+
+
+class Desktop(QtCore.QObject):
+    """The running desktop app: tray, review window, settings, and the open memory."""
+
+    ready = Signal()
+    """The memory is open and the tray's menu works."""
+    review_loaded = Signal()
+    """The review window is shown and its lists are filled."""
+    notified = Signal(str, str)
+    """(title, message) of each tray notification (for tests and the log)."""
+    agent_pause_changed = Signal(bool)
+    """The owner paused (True) or resumed (False) the agent from the tray."""
+    dialog_opened = Signal(object)
+    """A dialog of the app is open: first run, passphrase, settings, a fatal error."""
+    settings_applied = Signal(object)
+    """The owner saved Settings; the new ``Settings`` value."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        instance: SingleInstance | None = None,
+        probe: StartupProbe | None = None,
+    ) -> None:
+        super().__init__()
+        self.paths = paths
+        self.probe = probe or StartupProbe(None)
+        self.instance = instance
+        self.memory: OpenMemory | None = None
+        self.bridge: EngineBridge | None = None
+        self.window: ReviewWindow | None = None
+        self.agent_paused = False
+        self.first_run: QtWidgets.QWizard | None = None
+        self.settings_dialog: QtWidgets.QDialog | None = None
+        self.log_path: Path | None = None
+        self.open_url: Callable[[QtCore.QUrl], Any] = QtGui.QDesktopServices.openUrl
+        self._quit = asyncio.Event()
+        self._show_when_ready = False
+        self._tasks = TaskGroup(self._task_failed)
+        self._pending_added: set[int] = set()
+        self._notify_timer = QtCore.QTimer(self, singleShot=True, interval=NOTIFY_COALESCE_MS)
+        self._notify_timer.timeout.connect(self._changes_settled)
+        self.errors = RuntimeErrors(self.notify_error, None)
+
+        self.tray = Tray(self)
+        self.tray.review_requested.connect(self.show_review)
+        self.tray.search_requested.connect(self.show_search)
+        self.tray.pause_requested.connect(self.set_agent_paused)
+        self.tray.settings_requested.connect(self.open_settings)
+        self.tray.open_folder_requested.connect(self.open_data_folder)
+        self.tray.quit_requested.connect(self.quit)
+        if instance is not None:
+            instance.show_requested.connect(self.show_review)
+
+    # --- life cycle -----------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Show the tray, open the memory, serve until Quit; returns the exit code."""
+        self.tray.show()
+        self.probe.mark("tray_shown")
+        self.log_path = setup_file_logging(self.paths.log)
+        self.errors = RuntimeErrors(self.notify_error, self.log_path)
+        loop = asyncio.get_running_loop()
+        self.errors.install(loop)
+        try:
+            try:
+                settings = Settings.load(self.paths.settings)
+                memory = await self._open(settings)
+            except MamaError as exc:
+                log.warning("cannot start: %s: %s", exc.code, exc.message)
+                await self._fatal(exc.message)
+                return exc.exit_code
+            except Exception as exc:
+                log.error("cannot start", exc_info=exc)
+                await self._fatal(one_line(exc, self.log_path))
+                return exit_code_of(exc)
+            if memory is None:  # the owner closed the first-run wizard
+                return 0
+            self._attach(memory)
+            self.probe.mark("memory_open")
+            self.ready.emit()
+            if self._show_when_ready:
+                self.show_review()
+            self._tasks.spawn(asyncio.to_thread(warm_up, memory))
+            await self._quit.wait()
+            return 0
+        finally:
+            await self._shutdown()
+            self.errors.uninstall(loop)
+
+    async def _fatal(self, message: str) -> None:
+        self.tray.hide()
+        box = fatal_dialog(message)
+        box.setWindowIcon(app_icon())
+        await self._show(box)
+        box.deleteLater()
+
+    async def _show(self, dialog: QtWidgets.QDialog) -> int:
+        """Show one of the app's dialogs and wait for the owner's answer."""
+        self.dialog_opened.emit(dialog)
+        return await await_dialog(dialog)
+
+    def quit(self) -> None:
+        """Leave at the next turn of the loop (the memory is closed cleanly)."""
+        self._quit.set()
+
+    async def _shutdown(self) -> None:
+        self._notify_timer.stop()
+        if self.window is not None:
+            await self.window.aclose()
+            self.window.close()
+        await self._tasks.aclose()
+        if self.bridge is not None:
+            self.bridge.close()
+        if self.memory is not None:
+            memory, self.memory = self.memory, None
+            await asyncio.to_thread(memory.close)
+        if self.instance is not None:
+            self.instance.close()
+        self.tray.hide()
+
+    # --- opening the memory -----------------------------------------------------------
+
+    async def _open(self, settings: Settings) -> OpenMemory | None:
+        if is_first_run(self.paths):
+            return await self._first_run(settings)
+        return await self._open_existing(settings)
+
+    async def _first_run(self, settings: Settings) -> OpenMemory | None:
+        from ui.first_run import FirstRunWizard
+
+        wizard = FirstRunWizard(self.paths, settings)
+        wizard.setWindowIcon(app_icon())
+        self.first_run = wizard
+        try:
+            accepted = await self._show(wizard) == QtWidgets.QDialog.DialogCode.Accepted
+            await wizard.aclose()
+            if not accepted or wizard.memory is None:
+                return None
+            token = wizard.telegram_token()
+            if token:
+                self._tasks.spawn(self._store_token(token))
+            return wizard.memory
+        finally:
+            wizard.deleteLater()
+            self.first_run = None
+
+    async def _open_existing(self, settings: Settings) -> OpenMemory:
+        relay = _Progress(self)
+        relay.advanced.connect(self._model_progress)
+        passphrase: str | None = None
+        for attempt in range(PASSPHRASE_ATTEMPTS + 1):  # the first try asks nobody
+            ask = None if passphrase is None else (lambda _p, _c, pw=passphrase: pw)
+            try:
+                key = await asyncio.to_thread(find_key, self.paths, ask)
+                return await asyncio.to_thread(
+                    open_memory, self.paths, settings, key, relay.advanced.emit
+                )
+            except KeyUnavailableError:
+                if passphrase is not None:
+                    raise
+                wrong = False
+            except WrongKeyError:
+                if passphrase is None or attempt == PASSPHRASE_ATTEMPTS:
+                    raise
+                wrong = True
+            passphrase = await self._ask_passphrase(wrong)
+            if not passphrase:
+                raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
+        raise AssertionError("unreachable")
+
+    async def _ask_passphrase(self, wrong: bool) -> str | None:
+        dialog = QtWidgets.QInputDialog()
+        dialog.setObjectName("passphrase_dialog")
+        dialog.setWindowTitle(f"{APP_TITLE} — Passphrase")
+        dialog.setLabelText(
+            ("That passphrase does not open the memory. " if wrong else "")
+            + f"Passphrase for the memory in {self.paths.home}:"
+        )
+        dialog.setTextEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        accepted = await self._show(dialog) == QtWidgets.QDialog.DialogCode.Accepted
+        text = dialog.textValue() if accepted else None
+        dialog.deleteLater()
+        return text
+
+    def _model_progress(self, done: int, total: int, what: str) -> None:
+        self.tray.icon.setToolTip(f"{APP_TITLE} — {what} ({done}/{total})")
+
+    def _attach(self, memory: OpenMemory) -> None:
+        from ui.bridge import EngineBridge
+
+        self.memory = memory
+        self.bridge = EngineBridge(memory.engine, memory.store, self)
+        self.bridge.changed.connect(self._on_changes)
+        self.tray.set_ready()
+        self._tasks.spawn(self._refresh_waiting())
+
+    # --- change-sets: the tray's count and notifications ----------------------------------
+
+    def _on_changes(self, changes: ChangeSet) -> None:
+        self._pending_added.update(changes.added)
+        if not self._notify_timer.isActive():
+            self._notify_timer.start()
+
+    def _changes_settled(self) -> None:
+        added, self._pending_added = self._pending_added, set()
+        self._tasks.spawn(self._announce(sorted(added)))
+
+    async def _announce(self, added: list[int]) -> None:
+        await self._refresh_waiting()
+        if not added or self.bridge is None:
+            return
+        from mama_core.memory import NotFoundError
+
+        proposals: list[dict[str, Any]] = []
+        for judgment_id in added[:20]:
+            try:
+                record = (await self.bridge.dispatch("memory.read", {"id": judgment_id}))["record"]
+            except NotFoundError:
+                continue
+            if record.get("status") == "proposed":
+                proposals.append(record)
+        if len(proposals) == 1:
+            record = proposals[0]
+            self.notify(
+                "New proposal to review",
+                f"#{record['id']} [{record.get('kind')}] {record.get('summary', '')}",
+            )
+        elif proposals:
+            self.notify("New proposals to review", f"{len(proposals)} new proposals are waiting.")
+
+    async def _refresh_waiting(self) -> None:
+        if self.bridge is None:
+            return
+        from ui.queries import count_by_status
+
+        counts = await self.bridge.read(count_by_status)
+        self.tray.set_waiting(counts.get("proposed", 0))
+
+    # --- what the tray opens --------------------------------------------------------------
+
+    def show_review(self) -> None:
+        """Show (creating on first use) the review window, in front."""
+        if self.bridge is None:
+            self._show_when_ready = True
+            return
+        first = self.window is None
+        if first:
+            self.probe.mark("review_requested")
+        if self.window is None:
+            from ui.review_window import ReviewWindow
+
+            self.window = ReviewWindow(self.bridge)
+            self.window.setWindowIcon(app_icon())
+        window = self.window
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        if first:
+            self.probe.mark("review_shown")
+            self._tasks.spawn(self._load_window(window))
+
+    async def _load_window(self, window: ReviewWindow) -> None:
+        window.first_tab_loaded.connect(lambda: self.probe.mark("review_first_tab"))
+        await window.load()
+        self.probe.mark("review_loaded")
+        self.review_loaded.emit()
+
+    def show_search(self) -> None:
+        self.show_review()
+        if self.window is not None:
+            self.window.focus_search()
+
+    def set_agent_paused(self, paused: bool) -> None:
+        """Pause or resume the agent (the owner runtime listens to ``agent_pause_changed``)."""
+        self.agent_paused = paused
+        self.tray.set_paused(paused)
+        self.agent_pause_changed.emit(paused)
+
+    def open_data_folder(self) -> None:
+        self.paths.home.mkdir(parents=True, exist_ok=True)
+        self.open_url(QtCore.QUrl.fromLocalFile(str(self.paths.home)))
+
+    def open_settings(self) -> None:
+        self._tasks.spawn(self.edit_settings())
+
+    async def edit_settings(self) -> None:
+        """Show Settings and apply what the owner chose."""
+        from ui.settings_flow import apply_choice, settings_dialog
+
+        before = self.memory.settings if self.memory else Settings.load(self.paths.settings)
+        dialog = await settings_dialog(self.window, before, self.paths.home)
+        self.settings_dialog = dialog
+        try:
+            if await self._show(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
+                return
+            new = await apply_choice(
+                dialog.choice(),
+                before,
+                settings_path=self.paths.settings,
+                memory=self.memory,
+                bridge=self.bridge,
+                parent=self.window,
+                notify=self.notify,
+            )
+            self.settings_applied.emit(new)
+        finally:
+            self.settings_dialog = None
+            dialog.deleteLater()
+
+    async def _store_token(self, token: str) -> None:
+        from ui.settings_flow import store_token
+
+        await store_token(token, self.notify)
+
+    # --- telling the owner -------------------------------------------------------------------
+
+    def notify(self, title: str, message: str) -> None:
+        self.tray.notify(title, message)
+        self.notified.emit(title, message)
+
+    def notify_error(self, title: str, message: str) -> None:
+        self.tray.notify(title, message, critical=True)
+        self.notified.emit(title, message)
+
+    def _task_failed(self, exc: BaseException) -> None:
+        self.errors.report(exc, "background task failed")
+
+
+class _Progress(QtCore.QObject):
+    """Carries the model's progress from the worker thread to the UI thread."""
+
+    advanced = Signal(int, int, str)

@@ -1,0 +1,256 @@
+"""The first-run wizard: the key, the store and the model, then (optionally) Telegram.
+
+Three short pages. *Key*: a random key kept in the OS keyring, or, where no
+keyring works, a passphrase the owner chooses (typed twice). *Memory*: the
+encrypted store is created and the embedding model built on a worker thread,
+with a progress bar fed by the model's progress callback. *Telegram*: a bot
+token, kept in the keyring, or skipped. The wizard hands the open memory to
+the desktop controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from app.keys import ENV_KEY
+from mama_core.errors import KeyUnavailableError, MamaError
+from ui.memory_session import OpenMemory, find_key, open_memory
+from ui.os_keyring import backend_name, keyring_available
+from ui.qt import Qt, QtWidgets, Signal
+from ui.tasks import TaskGroup
+
+if TYPE_CHECKING:
+    from app.paths import Paths
+    from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MIN_PASSPHRASE = 8
+PAGE_KEY, PAGE_MEMORY, PAGE_TELEGRAM = range(3)
+
+
+class KeyPage(QtWidgets.QWizardPage):
+    """Where the store's key comes from."""
+
+    def __init__(self, paths: Paths, use_keyring: bool) -> None:
+        super().__init__()
+        self.setObjectName("key_page")
+        self.setTitle("Welcome to MAMA")
+        self.setSubTitle(f"Your memory will be kept encrypted in {paths.home}.")
+        layout = QtWidgets.QVBoxLayout(self)
+        self.explain = QtWidgets.QLabel()
+        self.explain.setObjectName("key_explain")
+        self.explain.setWordWrap(True)
+        layout.addWidget(self.explain)
+        form = QtWidgets.QFormLayout()
+        self.passphrase = QtWidgets.QLineEdit()
+        self.passphrase.setObjectName("passphrase")
+        self.passphrase.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        self.again = QtWidgets.QLineEdit()
+        self.again.setObjectName("passphrase_again")
+        self.again.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        form.addRow("Passphrase", self.passphrase)
+        form.addRow("Again", self.again)
+        self.fields = QtWidgets.QWidget()
+        self.fields.setLayout(form)
+        layout.addWidget(self.fields)
+        self.hint = QtWidgets.QLabel()
+        self.hint.setObjectName("passphrase_hint")
+        self.hint.setStyleSheet("color: #9a6700;")
+        layout.addWidget(self.hint)
+        layout.addStretch(1)
+        self.passphrase.textChanged.connect(self._changed)
+        self.again.textChanged.connect(self._changed)
+        self.set_mode(use_keyring)
+
+    def set_mode(self, use_keyring: bool, why: str = "") -> None:
+        """Keyring (nothing to type) or passphrase (typed twice)."""
+        self.use_keyring = use_keyring
+        if os.environ.get(ENV_KEY):
+            self.explain.setText(f"The key comes from the {ENV_KEY} environment variable.")
+            self.use_keyring = True
+        elif use_keyring:
+            self.explain.setText(
+                "MAMA creates a random key and keeps it in your OS keyring "
+                f"({backend_name()}). You will not have to type anything."
+            )
+        else:
+            self.explain.setText(
+                (why + " " if why else "")
+                + "No OS keyring is available, so choose a passphrase. You will type it each "
+                "time MAMA starts; without it the memory cannot be opened, by anyone."
+            )
+        self.fields.setVisible(not self.use_keyring)
+        self._changed()
+
+    def _changed(self) -> None:
+        if not self.use_keyring:
+            text, again = self.passphrase.text(), self.again.text()
+            if text and len(text) < MIN_PASSPHRASE:
+                self.hint.setText(f"At least {MIN_PASSPHRASE} characters.")
+            elif again and again != text:
+                self.hint.setText("The two passphrases differ.")
+            else:
+                self.hint.clear()
+        else:
+            self.hint.clear()
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        if self.use_keyring:
+            return True
+        text = self.passphrase.text()
+        return len(text) >= MIN_PASSPHRASE and text == self.again.text()
+
+    def chosen_passphrase(self) -> str | None:
+        return None if self.use_keyring else self.passphrase.text()
+
+
+class MemoryPage(QtWidgets.QWizardPage):
+    """Creates the store and builds the model, with a progress bar."""
+
+    progressed = Signal(int, int, str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("memory_page")
+        self.setTitle("Creating your memory")
+        self.setSubTitle("The encrypted store, then the embedding model (built once).")
+        layout = QtWidgets.QVBoxLayout(self)
+        self.status = QtWidgets.QLabel("Starting…")
+        self.status.setObjectName("memory_status")
+        self.status.setWordWrap(True)
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setObjectName("memory_progress")
+        self.bar.setRange(0, 0)
+        layout.addWidget(self.status)
+        layout.addWidget(self.bar)
+        layout.addStretch(1)
+        self.done = False
+        self.progressed.connect(self.show_progress, Qt.ConnectionType.QueuedConnection)
+
+    def show_progress(self, done: int, total: int, what: str) -> None:
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(min(done, max(total, 1)))
+        self.status.setText(what)
+
+    def finish(self, ok: bool, text: str) -> None:
+        self.done = ok
+        self.bar.setRange(0, 1)
+        self.bar.setValue(1 if ok else 0)
+        self.status.setText(text)
+        self.status.setStyleSheet("" if ok else "color: #cf222e;")
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        return self.done
+
+
+class TelegramPage(QtWidgets.QWizardPage):
+    """Optional: the Telegram bot token, kept in the OS keyring."""
+
+    def __init__(self, use_keyring: bool) -> None:
+        super().__init__()
+        self.setObjectName("telegram_page")
+        self.setTitle("Talk to MAMA from Telegram")
+        self.setSubTitle("Optional: you can also do this later in Settings.")
+        layout = QtWidgets.QVBoxLayout(self)
+        note = QtWidgets.QLabel()
+        note.setObjectName("telegram_note")
+        note.setWordWrap(True)
+        self.token = QtWidgets.QLineEdit()
+        self.token.setObjectName("telegram_token")
+        self.token.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        self.token.setPlaceholderText("Bot token from @BotFather (leave empty to skip)")
+        if use_keyring:
+            note.setText(
+                "Create a bot with @BotFather and paste its token here. It is kept in your OS "
+                "keyring, never in a file."
+            )
+        else:
+            note.setText(
+                "No OS keyring is available here, so MAMA cannot keep a bot token safely. "
+                "Set up a Secret Service (e.g. gnome-keyring) and add the token in Settings."
+            )
+            self.token.setEnabled(False)
+        layout.addWidget(note)
+        layout.addWidget(self.token)
+        layout.addStretch(1)
+
+
+class FirstRunWizard(QtWidgets.QWizard):
+    """Key, memory, Telegram; ``memory`` is open once the wizard is accepted."""
+
+    memory_ready = Signal()
+
+    def __init__(
+        self, paths: Paths, settings: Settings, parent: QtWidgets.QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("first_run")
+        self.setWindowTitle("MAMA — First run")
+        self.setWizardStyle(QtWidgets.QWizard.WizardStyle.ClassicStyle)
+        self.setMinimumSize(560, 380)
+        self._paths = paths
+        self._settings = settings
+        self._tasks = TaskGroup(self._failed)
+        self.memory: OpenMemory | None = None
+        use_keyring = keyring_available()
+        self.key_page = KeyPage(paths, use_keyring)
+        self.memory_page = MemoryPage()
+        self.telegram_page = TelegramPage(use_keyring)
+        self.setPage(PAGE_KEY, self.key_page)
+        self.setPage(PAGE_MEMORY, self.memory_page)
+        self.setPage(PAGE_TELEGRAM, self.telegram_page)
+        self.setOption(QtWidgets.QWizard.WizardOption.NoBackButtonOnLastPage, True)
+        self.currentIdChanged.connect(self._page_changed)
+
+    def _page_changed(self, page: int) -> None:
+        if page == PAGE_MEMORY and self.memory is None and not self._tasks.busy:
+            self.memory_page.done = False
+            self._tasks.spawn(self._create())
+
+    async def _create(self) -> None:
+        passphrase = self.key_page.chosen_passphrase()
+        self.memory_page.status.setText("Creating the key and the encrypted store…")
+
+        def ask(_prompt: str, _confirm: bool) -> str:
+            if passphrase is None:
+                raise KeyUnavailableError("No keyring accepted the key.")
+            return passphrase
+
+        try:
+            key = await asyncio.to_thread(find_key, self._paths, ask)
+            self.memory = await asyncio.to_thread(
+                open_memory, self._paths, self._settings, key, self.memory_page.progressed.emit
+            )
+        except KeyUnavailableError as exc:
+            log.info("first run: keyring unusable: %s", exc.message)
+            self.key_page.set_mode(False, "The OS keyring did not accept the key.")
+            self.memory_page.finish(False, "Go back and choose a passphrase.")
+            return
+        except MamaError as exc:
+            self.memory_page.finish(False, exc.message)
+            return
+        self.memory_page.finish(True, f"Your memory is ready in {self._paths.home}.")
+        self.memory_ready.emit()
+
+    def _failed(self, exc: BaseException) -> None:
+        log.error("first run failed", exc_info=exc)
+        self.memory_page.finish(False, f"Something went wrong ({type(exc).__name__}); see the log.")
+
+    def telegram_token(self) -> str:
+        """The token typed on the last page ("" when skipped); the caller stores it."""
+        return self.telegram_page.token.text().strip()
+
+    def reject(self) -> None:
+        if self.memory is not None:
+            self.memory.close()
+            self.memory = None
+        super().reject()
+
+    async def aclose(self) -> None:
+        await self._tasks.aclose()

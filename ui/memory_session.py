@@ -1,0 +1,83 @@
+"""Opening the memory for the desktop app: the store, the embedding model, the engine.
+
+``open_memory`` is plain blocking code meant for a worker thread (the UI
+awaits it with ``asyncio.to_thread``), so the tray stays alive while SQLCipher
+derives a key or the model is built. No Qt here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.keys import AskPassphrase, ResolvedKey, resolve_key
+from app.paths import Paths
+from app.settings import Settings
+
+if TYPE_CHECKING:
+    from mama_core.embeddings import GgufEmbedder
+    from mama_core.memory import Engine
+    from mama_core.store import Store
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, what)`` while the model is built the first time."""
+
+
+@dataclass
+class OpenMemory:
+    """What the desktop app holds open while it runs."""
+
+    paths: Paths
+    settings: Settings
+    key: ResolvedKey
+    store: Store
+    embedder: GgufEmbedder
+    engine: Engine
+
+    def close(self) -> None:
+        """Finish queued writes, then close the store."""
+        self.engine.close()
+        self.store.close()
+
+
+def is_first_run(paths: Paths) -> bool:
+    """No store yet in the data folder: the wizard creates one."""
+    return not (paths.db.exists() and paths.db.stat().st_size > 0)
+
+
+def find_key(paths: Paths, ask: AskPassphrase | None = None) -> ResolvedKey:
+    """The store's key (env, keyring, or ``ask``); ``KeyUnavailableError`` if none."""
+    return resolve_key(paths.db, ask)
+
+
+def open_memory(
+    paths: Paths,
+    settings: Settings,
+    key: ResolvedKey,
+    progress: Progress | None = None,
+) -> OpenMemory:
+    """Open (or create) the store, load the embedding model and start the engine."""
+    from mama_core.embeddings import load_embedder
+    from mama_core.memory import Engine, EngineConfig
+    from mama_core.store import Store
+
+    store = Store.open(paths.db, key.key)
+    try:
+        embedder = load_embedder(settings.embedding_model_path, paths.cache, progress)
+        engine = Engine(
+            store, embedder, EngineConfig(tombstone_threshold=settings.tombstone_threshold)
+        )
+    except BaseException:
+        store.close()
+        raise
+    log.info("memory open: %s (key from %s, model %s)", paths.db, key.describe(), embedder.model_id)
+    return OpenMemory(paths, settings, key, store, embedder, engine)
+
+
+def warm_up(memory: OpenMemory) -> None:
+    """Load the model into memory now, so the first search does not pay for it."""
+    memory.embedder.embed_one("warm-up")

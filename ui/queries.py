@@ -1,0 +1,114 @@
+"""Read-only queries the review window needs and the action catalog lacks (yet).
+
+Everything here runs on a *reader* connection (``store.reader()``) and never
+writes: mutations go through ``engine.dispatch`` only. Candidates to move into
+the catalog: a count of records per status, a page of the audit log, the
+names of the scopes in use.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mama_core.store.connection import Connection
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One row of the event log, shaped for the Audit log tab."""
+
+    id: int
+    at: str
+    action: str
+    actor: str
+    judgment_id: int | None
+    summary: str
+
+
+def count_by_status(conn: Connection) -> dict[str, int]:
+    """How many judgments stand in each status."""
+    rows = conn.execute("SELECT status, count(*) FROM judgments GROUP BY status").fetchall()
+    return {str(status): int(n) for status, n in rows}
+
+
+def scope_names(conn: Connection) -> list[str]:
+    """Every scope a judgment has been bound to, sorted."""
+    rows = conn.execute(
+        "SELECT DISTINCT s.name FROM scopes s JOIN scope_bindings sb ON sb.scope_id = s.id "
+        "ORDER BY s.name"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def audit_page(
+    conn: Connection, before_id: int | None = None, limit: int = 200
+) -> list[AuditEntry]:
+    """Events newest first, ``limit`` of them older than ``before_id`` (if given)."""
+    if before_id is None:
+        rows = conn.execute(
+            "SELECT id, at, action, actor, judgment_id, payload FROM events "
+            "ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT id, at, action, actor, judgment_id, payload FROM events "
+            "WHERE id < ? ORDER BY id DESC LIMIT ?",
+            (before_id, limit),
+        ).fetchall()
+    return [_entry(row) for row in rows]
+
+
+def audit_since(conn: Connection, after_id: int) -> list[AuditEntry]:
+    """Events newer than ``after_id``, newest first."""
+    rows = conn.execute(
+        "SELECT id, at, action, actor, judgment_id, payload FROM events "
+        "WHERE id > ? ORDER BY id DESC",
+        (after_id,),
+    ).fetchall()
+    return [_entry(row) for row in rows]
+
+
+def _entry(row: tuple[Any, ...]) -> AuditEntry:
+    event_id, at, action, actor_json, judgment_id, payload_json = row
+    return AuditEntry(
+        id=int(event_id),
+        at=str(at),
+        action=str(action),
+        actor=describe_actor(_loads(actor_json)),
+        judgment_id=None if judgment_id is None else int(judgment_id),
+        summary=describe_payload(_loads(payload_json)),
+    )
+
+
+def _loads(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def describe_actor(actor: dict[str, Any]) -> str:
+    """``owner (ui)``, ``agent claude-code (owner_message)``…"""
+    kind = str(actor.get("kind") or "?")
+    name = str(actor.get("name") or "")
+    turn = str(actor.get("turn") or "")
+    who = kind if not name or name == kind else f"{kind} {name}"
+    return f"{who} ({turn})" if turn else who
+
+
+def describe_payload(payload: dict[str, Any]) -> str:
+    """A one-line account of an event: its status transitions and reason."""
+    parts: list[str] = []
+    for change in payload.get("transitions") or []:
+        if not isinstance(change, dict):
+            continue
+        before = change.get("from") or "new"
+        parts.append(f"#{change.get('id')} {before} → {change.get('to')}")
+    reason = payload.get("reason")
+    if isinstance(reason, str) and reason:
+        parts.append(f"reason: {reason}")
+    return "; ".join(parts)

@@ -1,0 +1,112 @@
+"""The owner's review actions: ask what is needed, then one catalog call as the owner.
+
+Approve, Edit & approve (an owner save that replaces the proposal), Reject
+(a reason, optionally a tombstone), Retire (a reason, optionally "don't let it
+come back") and Purge (a confirmation naming what is erased). Each returns the
+catalog's receipt, or None when the owner cancelled its dialog; a refusal
+arrives as the ``MamaError`` the catalog raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ui.qt import QtWidgets
+from ui.review_dialogs import EditDialog, PurgeDialog, ReasonDialog
+from ui.tasks import await_dialog
+
+if TYPE_CHECKING:
+    from ui.bridge import EngineBridge
+
+Receipt = dict[str, Any]
+FORBID_TEXT = "Don't let it come back (refuse saving it again)"
+
+VERBS: dict[str, str] = {
+    "review.approve": "Approved",
+    "review.reject": "Rejected",
+    "memory.retire": "Retired",
+    "memory.purge": "Erased",
+    "memory.save": "Saved and approved",
+}
+
+
+def receipt_line(action: str, receipt: Receipt) -> str:
+    """``Approved #12 (active) · event 40``: what the message line says after an action."""
+    status = receipt.get("status")
+    return (
+        f"{VERBS.get(action, action)} #{receipt.get('judgment_id')}"
+        + (f" ({status})" if status else "")
+        + f" · event {receipt.get('event_id')}"
+    )
+
+
+class ReviewActions:
+    """Owner actions on one record, with their dialogs parented to ``parent``."""
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        parent: QtWidgets.QWidget,
+        on_dialog: Callable[[QtWidgets.QDialog], None],
+    ) -> None:
+        self._bridge = bridge
+        self._parent = parent
+        self._on_dialog = on_dialog
+
+    async def _ask(self, dialog: QtWidgets.QDialog) -> bool:
+        self._on_dialog(dialog)
+        accepted = await await_dialog(dialog) == QtWidgets.QDialog.DialogCode.Accepted
+        dialog.deleteLater()
+        return accepted
+
+    async def approve(self, record: dict[str, Any]) -> Receipt:
+        return await self._bridge.dispatch("review.approve", {"id": int(record["id"])})
+
+    async def edit_and_approve(self, record: dict[str, Any]) -> Receipt | None:
+        dialog = EditDialog(self._parent, record)
+        if not await self._ask(dialog):
+            return None
+        return await self._bridge.dispatch("memory.save", dialog.payload())
+
+    async def reject(self, record: dict[str, Any]) -> Receipt | None:
+        dialog = ReasonDialog(
+            self._parent,
+            title="Reject a proposal",
+            prompt=f"Reject #{record['id']}: {record.get('summary', '')}",
+            ok_text="Reject",
+            forbid_text=FORBID_TEXT,
+        )
+        if not await self._ask(dialog):
+            return None
+        reason, forbid = dialog.values()
+        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
+        if forbid:
+            payload["forbid_resave"] = True
+        return await self._bridge.dispatch("review.reject", payload)
+
+    async def retire(self, record: dict[str, Any]) -> Receipt | None:
+        dialog = ReasonDialog(
+            self._parent,
+            title="Retire a memory",
+            prompt=f"Stop believing #{record['id']}: {record.get('summary', '')}",
+            ok_text="Retire",
+            forbid_text=FORBID_TEXT,
+        )
+        if not await self._ask(dialog):
+            return None
+        reason, forbid = dialog.values()
+        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason, "status": "stale"}
+        if forbid:
+            payload["forbid_resave"] = True
+        return await self._bridge.dispatch("memory.retire", payload)
+
+    async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
+        dialog = PurgeDialog(self._parent, record, older)
+        if not await self._ask(dialog):
+            return None
+        reason, include_chain = dialog.values()
+        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
+        if include_chain:
+            payload["include_chain"] = True
+        return await self._bridge.dispatch("memory.purge", payload)

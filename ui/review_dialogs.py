@@ -1,0 +1,181 @@
+"""The small dialogs behind the review actions: a reason, an edit, a purge confirmation.
+
+Each one only gathers input; the review window sends the owner's action
+through the catalog. Widgets carry object names so tests (and screen
+readers) can find them.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from ui.qt import QtWidgets
+from ui.review_lists import GUIDANCE_KINDS, KINDS
+
+
+class ReasonDialog(QtWidgets.QDialog):
+    """Asks why (required), and optionally "don't let it come back"."""
+
+    def __init__(
+        self,
+        parent: QtWidgets.QWidget | None,
+        *,
+        title: str,
+        prompt: str,
+        ok_text: str,
+        forbid_text: str | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"MAMA — {title}")
+        self.setObjectName("reason_dialog")
+        layout = QtWidgets.QVBoxLayout(self)
+        label = QtWidgets.QLabel(prompt)
+        label.setWordWrap(True)
+        layout.addWidget(label)
+        self.reason = QtWidgets.QLineEdit()
+        self.reason.setObjectName("reason")
+        self.reason.setPlaceholderText("Reason (kept in the audit log)")
+        layout.addWidget(self.reason)
+        self.forbid = QtWidgets.QCheckBox(forbid_text or "")
+        self.forbid.setObjectName("forbid_resave")
+        self.forbid.setVisible(forbid_text is not None)
+        layout.addWidget(self.forbid)
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.StandardButton.Ok
+            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText(ok_text)
+        self.ok_button.setEnabled(False)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.reason.textChanged.connect(lambda text: self.ok_button.setEnabled(bool(text.strip())))
+
+    def values(self) -> tuple[str, bool]:
+        return self.reason.text().strip(), self.forbid.isChecked()
+
+
+class PurgeDialog(QtWidgets.QDialog):
+    """Names exactly what a purge erases, and what stays, before anything happens."""
+
+    def __init__(
+        self, parent: QtWidgets.QWidget | None, record: dict[str, Any], older: int
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("MAMA — Erase a memory for good")
+        self.setObjectName("purge_dialog")
+        layout = QtWidgets.QVBoxLayout(self)
+        summary = str(record.get("summary") or "")
+        what = QtWidgets.QLabel(
+            f"<p>Erase the text of <b>#{record.get('id')}</b> [{escape(str(record.get('kind')))}]:"
+            f"</p><blockquote>{escape(summary)}</blockquote>"
+            "<p>Its summary, topic, details, applies-when and steps are removed from the "
+            "record, the search indexes and the vectors, and overwritten in the database "
+            "file. This cannot be undone.</p>"
+            "<p>The audit log keeps only that it was erased, when, by you, and why.</p>"
+        )
+        what.setObjectName("purge_what")
+        what.setWordWrap(True)
+        layout.addWidget(what)
+        self.include_chain = QtWidgets.QCheckBox(
+            f"Also erase the {older} older version{'s' if older != 1 else ''} it replaced"
+        )
+        self.include_chain.setObjectName("include_chain")
+        self.include_chain.setVisible(older > 0)
+        layout.addWidget(self.include_chain)
+        self.reason = QtWidgets.QLineEdit("erased by the owner")
+        self.reason.setObjectName("reason")
+        layout.addWidget(self.reason)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        self.erase_button = buttons.addButton(
+            "Erase for good", QtWidgets.QDialogButtonBox.ButtonRole.DestructiveRole
+        )
+        self.erase_button.setObjectName("erase")
+        self.erase_button.clicked.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.reason.textChanged.connect(
+            lambda text: self.erase_button.setEnabled(bool(text.strip()))
+        )
+
+    def values(self) -> tuple[str, bool]:
+        return self.reason.text().strip(), self.include_chain.isChecked()
+
+
+class EditDialog(QtWidgets.QDialog):
+    """Edit a proposal before approving it: the result is an owner save that replaces it."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None, record: dict[str, Any]) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"MAMA — Edit and approve #{record.get('id')}")
+        self.setObjectName("edit_dialog")
+        self.setMinimumWidth(520)
+        self._record_id = int(record["id"])
+        form = QtWidgets.QFormLayout(self)
+        self.kind = QtWidgets.QComboBox()
+        self.kind.setObjectName("kind")
+        self.kind.addItems(list(KINDS))
+        self.kind.setCurrentText(str(record.get("kind", "fact")))
+        form.addRow("Kind", self.kind)
+        self.topic = QtWidgets.QLineEdit(str(record.get("topic") or ""))
+        self.topic.setObjectName("topic")
+        form.addRow("Topic", self.topic)
+        self.summary = QtWidgets.QPlainTextEdit(str(record.get("summary") or ""))
+        self.summary.setObjectName("summary")
+        self.summary.setFixedHeight(70)
+        form.addRow("Summary", self.summary)
+        self.applies_when = QtWidgets.QLineEdit(str(record.get("applies_when") or ""))
+        self.applies_when.setObjectName("applies_when")
+        form.addRow("Applies when", self.applies_when)
+        self.steps = QtWidgets.QPlainTextEdit("\n".join(record.get("steps") or []))
+        self.steps.setObjectName("steps")
+        self.steps.setPlaceholderText("One step per line (workflows)")
+        self.steps.setFixedHeight(70)
+        form.addRow("Steps", self.steps)
+        self.details = QtWidgets.QPlainTextEdit(str(record.get("details") or ""))
+        self.details.setObjectName("details")
+        self.details.setFixedHeight(70)
+        form.addRow("Details", self.details)
+        self.scopes = QtWidgets.QLineEdit(", ".join(record.get("scopes") or ["global"]))
+        self.scopes.setObjectName("scopes")
+        form.addRow("Scopes", self.scopes)
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.StandardButton.Ok
+            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText("Save and approve")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+        self.summary.textChanged.connect(self._check)
+        self.kind.currentTextChanged.connect(self._check)
+        self.applies_when.textChanged.connect(self._check)
+        self._check()
+
+    def _check(self) -> None:
+        ok = bool(self.summary.toPlainText().strip())
+        if self.kind.currentText() in GUIDANCE_KINDS:
+            ok = ok and bool(self.applies_when.text().strip())
+        self.ok_button.setEnabled(ok)
+
+    def payload(self) -> dict[str, Any]:
+        """The ``memory.save`` input: the edited record, replacing the proposal."""
+        steps = [s.strip() for s in self.steps.toPlainText().splitlines() if s.strip()]
+        scopes = [s.strip() for s in self.scopes.text().split(",") if s.strip()]
+        payload: dict[str, Any] = {
+            "kind": self.kind.currentText(),
+            "topic": self.topic.text().strip(),
+            "summary": self.summary.toPlainText().strip(),
+            "details": self.details.toPlainText().strip(),
+            "replaces": [self._record_id],
+        }
+        if self.applies_when.text().strip():
+            payload["applies_when"] = self.applies_when.text().strip()
+        if steps:
+            payload["steps"] = steps
+        if scopes:
+            payload["scopes"] = scopes
+        return payload

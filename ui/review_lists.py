@@ -1,0 +1,142 @@
+"""What each tab of the review window lists, and how it stays current.
+
+A ``ListSpec`` is declarative: statuses, kinds, scopes and words, turned into
+a ``memory.search`` payload (the catalog read) and into a predicate that
+decides whether a changed record still belongs. A ``JudgmentList`` fills its
+model from the catalog and then applies change-sets row by row; a list with
+search words is re-ranked by searching again instead, since only recall
+knows where a changed record ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ui.models import JudgmentTableModel
+from ui.qt import QtCore, Signal
+
+if TYPE_CHECKING:
+    from ui.bridge import EngineBridge
+
+KINDS: tuple[str, ...] = (
+    "decision",
+    "fact",
+    "preference",
+    "constraint",
+    "lesson",
+    "workflow",
+    "task",
+    "schedule",
+)
+GUIDANCE_KINDS: tuple[str, ...] = ("preference", "constraint", "lesson", "workflow")
+RETIRED_STATUSES: tuple[str, ...] = ("superseded", "stale", "contradicted", "rejected", "purged")
+ALL_STATUSES: tuple[str, ...] = ("proposed", "active", *RETIRED_STATUSES)
+LIST_LIMIT = 200
+"""The catalog's largest page; a fuller list says so and asks for a search."""
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """What one tab lists."""
+
+    statuses: tuple[str, ...]
+    kinds: tuple[str, ...] | None = None
+    scopes: tuple[str, ...] | None = None
+    query: str = ""
+    limit: int = LIST_LIMIT
+
+    def payload(self) -> dict[str, Any]:
+        """The ``memory.search`` input for this list."""
+        payload: dict[str, Any] = {
+            "query": self.query,
+            "statuses": list(self.statuses),
+            "limit": self.limit,
+        }
+        if self.kinds is not None:
+            payload["kinds"] = list(self.kinds)
+        if self.scopes is not None:
+            payload["scopes"] = list(self.scopes)
+        return payload
+
+    def admits(self, record: dict[str, Any]) -> bool:
+        """Whether ``record`` belongs in this list by status, kind and scope."""
+        if record.get("status") not in self.statuses:
+            return False
+        if self.kinds is not None and record.get("kind") not in self.kinds:
+            return False
+        return self.scopes is None or bool(set(self.scopes) & set(record.get("scopes") or []))
+
+    @property
+    def ranked(self) -> bool:
+        """A list ranked by search words (recall decides the order, not recency)."""
+        return bool(self.query.strip())
+
+    def with_filters(
+        self,
+        *,
+        query: str,
+        statuses: tuple[str, ...],
+        kinds: tuple[str, ...] | None,
+        scopes: tuple[str, ...] | None,
+    ) -> ListSpec:
+        return replace(self, query=query, statuses=statuses, kinds=kinds, scopes=scopes)
+
+
+PROPOSED = ListSpec(statuses=("proposed",))
+ACTIVE_GUIDANCE = ListSpec(statuses=("active",), kinds=GUIDANCE_KINDS)
+RETIRED = ListSpec(statuses=RETIRED_STATUSES)
+ALL_MEMORIES = ListSpec(statuses=ALL_STATUSES)
+
+
+class JudgmentList(QtCore.QObject):
+    """A model kept equal to ``spec`` over the store: loaded once, then patched."""
+
+    updated = Signal()
+    """The model changed (a load finished or a change-set was applied)."""
+
+    def __init__(
+        self, bridge: EngineBridge, spec: ListSpec, parent: QtCore.QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._bridge = bridge
+        self.spec = spec
+        self.model = JudgmentTableModel(self)
+        self.truncated = False
+        self.loaded_once = False
+        self._generation = 0
+
+    async def reload(self) -> bool:
+        """Fill the model from ``memory.search``; an older, slower search never wins
+        (False: a newer one was started meanwhile and will fill it)."""
+        self._generation += 1
+        generation = self._generation
+        result = await self._bridge.dispatch("memory.search", self.spec.payload())
+        if generation != self._generation:
+            return False
+        rows = list(result.get("results", []))
+        self.truncated = len(rows) >= self.spec.limit
+        self.model.set_rows(rows)
+        self.loaded_once = True
+        self.updated.emit()
+        return True
+
+    async def set_spec(self, spec: ListSpec) -> bool:
+        self.spec = spec
+        return await self.reload()
+
+    def apply(self, records: dict[int, dict[str, Any] | None]) -> bool:
+        """Patch the model with freshly read ``records`` (None: no longer readable).
+
+        Returns False when the list is ranked and must be searched again instead.
+        """
+        if self.spec.ranked:
+            return False
+        for judgment_id, record in records.items():
+            if record is not None and self.spec.admits(record):
+                self.model.upsert(record)
+            else:
+                self.model.remove(judgment_id)
+        if records:
+            self.updated.emit()
+        return True

@@ -1,0 +1,431 @@
+"""The review window: the owner's view of the memory, and the main window of the app.
+
+Tabs list the proposals waiting for review, the active guidance, every
+memory (live search with kind, scope and status filters), the retired ones
+and the audit log; the detail pane shows the selected record with its
+provenance, the records it replaced and its events. Approve, Edit & approve,
+Reject, Retire and Purge are owner actions through the catalog
+(``ui.review_actions``); their errors appear in the message line, never as a
+traceback. The lists follow the writer's change-sets (``ui.review_data``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from mama_core.errors import MamaError
+from ui.detail_html import record_html
+from ui.models import ID_ROLE
+from ui.qt import Qt, QtGui, QtWidgets, Signal
+from ui.review_actions import ReviewActions, receipt_line
+from ui.review_data import (
+    TAB_ALL,
+    TAB_AUDIT,
+    TAB_GUIDANCE,
+    TAB_PROPOSED,
+    TAB_RETIRED,
+    ReviewData,
+)
+from ui.search_bar import SearchBar
+from ui.table_views import make_table_view, select_row
+from ui.tasks import TaskGroup
+
+if TYPE_CHECKING:
+    from ui.bridge import EngineBridge
+    from ui.review_lists import JudgmentList
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "TAB_ALL",
+    "TAB_AUDIT",
+    "TAB_GUIDANCE",
+    "TAB_PROPOSED",
+    "TAB_RETIRED",
+    "ReviewWindow",
+]
+
+TAB_TITLES: dict[int, str] = {
+    TAB_PROPOSED: "Proposed",
+    TAB_GUIDANCE: "Active guidance",
+    TAB_ALL: "All memories",
+    TAB_RETIRED: "Retired",
+    TAB_AUDIT: "Audit log",
+}
+
+Work = Callable[[], Awaitable[dict[str, Any] | None]]
+
+
+class ReviewWindow(QtWidgets.QMainWindow):
+    """Tabs of memories, a detail pane and the owner's review actions."""
+
+    action_done = Signal(str, object)
+    """(action, receipt) after an owner action succeeded."""
+    action_failed = Signal(str, str)
+    """(action, message) after an owner action was refused or failed."""
+    action_finished = Signal(str)
+    """(action) after every owner action: done, refused or cancelled."""
+    dialog_opened = Signal(object)
+    """A review dialog is open (tests and automation fill it in)."""
+    detail_shown = Signal(int)
+    """The detail pane shows this judgment."""
+    lists_updated = Signal()
+    """A load, a search or a batch of change-sets has been applied to the lists."""
+    first_tab_loaded = Signal()
+    """While loading: the tab in view is filled (the others follow)."""
+    searched = Signal(str)
+    """All memories was filled for its current words and filters (the words)."""
+
+    def __init__(self, bridge: EngineBridge, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("review_window")
+        self.setWindowTitle("MAMA — Review")
+        self.resize(1100, 680)
+        self._bridge = bridge
+        self._tasks = TaskGroup(self._task_failed)
+        self._current: dict[str, Any] | None = None
+        self._detail_generation = 0
+        self._busy = False
+        self.data = ReviewData(bridge, self._tasks, self)
+        self.lists: dict[int, JudgmentList] = self.data.lists
+        self.audit = self.data.audit
+        self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
+        self._build()
+        self.data.first_loaded.connect(self.first_tab_loaded)
+        self.data.updated.connect(self._data_updated)
+        self.data.scopes_changed.connect(self.search_bar.set_scopes)
+        for jlist in self.lists.values():
+            jlist.updated.connect(self._refresh_titles)
+        everything = self.lists[TAB_ALL]
+        everything.updated.connect(lambda: self.searched.emit(everything.spec.query))
+
+    # --- layout -----------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.views: dict[int, QtWidgets.QTableView] = {}
+        for tab, title in TAB_TITLES.items():
+            model = self.audit.model if tab == TAB_AUDIT else self.lists[tab].model
+            view = make_table_view(model, f"view_{tab}")
+            view.selectionModel().currentRowChanged.connect(self._current_row_changed)
+            self.views[tab] = view
+            self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
+        self.tabs.currentChanged.connect(self._tab_changed)
+
+        self.detail = QtWidgets.QTextBrowser()
+        self.detail.setObjectName("detail")
+        self.detail.setOpenLinks(False)
+        self.detail.setHtml(self._placeholder("Select a memory to see it here."))
+
+        self.buttons: dict[str, QtWidgets.QPushButton] = {}
+        bar = QtWidgets.QHBoxLayout()
+        for name, text, handler in (
+            ("approve", "&Approve", self.approve),
+            ("edit", "&Edit && approve…", self.edit_and_approve),
+            ("reject", "&Reject…", self.reject),
+            ("retire", "Re&tire…", self.retire),
+            ("purge", "&Purge…", self.purge),
+        ):
+            button = QtWidgets.QPushButton(text)
+            button.setObjectName(f"{name}_button")
+            button.clicked.connect(handler)
+            button.setEnabled(False)
+            bar.addWidget(button)
+            self.buttons[name] = button
+        self.buttons["approve"].setToolTip("Approve the proposal (A)")
+        self.buttons["reject"].setToolTip("Reject the proposal with a reason (R)")
+        bar.addStretch(1)
+
+        right = QtWidgets.QWidget()
+        right_layout = QtWidgets.QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.detail, 1)
+        right_layout.addLayout(bar)
+
+        splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.tabs)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        self.setCentralWidget(splitter)
+
+        self.message = QtWidgets.QLabel()
+        self.message.setObjectName("message")
+        self.statusBar().addWidget(self.message, 1)
+        self.list_note = QtWidgets.QLabel()
+        self.list_note.setObjectName("list_note")
+        self.statusBar().addPermanentWidget(self.list_note)
+
+        # Down and Up move through the list in view natively (it keeps the focus).
+        for keys, handler in (
+            ("A", self.approve),
+            ("R", self.reject),
+            ("J", self.select_next),
+            ("K", self.select_previous),
+        ):
+            shortcut = QtGui.QShortcut(QtGui.QKeySequence(keys), self)
+            shortcut.activated.connect(handler)
+
+    def _search_page(self, view: QtWidgets.QTableView) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(page)
+        layout.setContentsMargins(0, 4, 0, 0)
+        self.search_bar = SearchBar()
+        self.search_bar.changed.connect(self._search)
+        layout.addWidget(self.search_bar)
+        layout.addWidget(view, 1)
+        return page
+
+    @staticmethod
+    def _placeholder(text: str) -> str:
+        return f"<p style='color:#6e7781'>{text}</p>"
+
+    # --- loading, searching, following the store ------------------------------------
+
+    async def load(self) -> None:
+        """Fill the tab in view first (``first_tab_loaded``), then everything else."""
+        self.data.first_loaded.connect(self._select_in_view)
+        try:
+            await self.data.load(self.tabs.currentIndex())
+        finally:
+            self.data.first_loaded.disconnect(self._select_in_view)
+
+    def _select_in_view(self) -> None:
+        self._select_first_if_none(self.tabs.currentIndex())
+
+    @property
+    def settled(self) -> bool:
+        """No change-set is waiting or being applied."""
+        return self.data.settled
+
+    def _data_updated(self, touched: set[int]) -> None:
+        current = self._current_id()
+        if current is not None and current in touched:
+            self._tasks.spawn(self._show_detail(current))
+        elif current is None:
+            self._select_first_if_none(self.tabs.currentIndex())
+        self.lists_updated.emit()
+
+    def search_now(self) -> None:
+        """Search with what the search row shows, without waiting for the pause."""
+        self.search_bar.flush()
+
+    def _search(self) -> None:
+        self._tasks.spawn(self._run_search())
+
+    async def _run_search(self) -> None:
+        jlist = self.lists[TAB_ALL]
+        spec = self.search_bar.spec_for(jlist.spec)
+        try:
+            current = await jlist.set_spec(spec)
+        except MamaError as exc:
+            self.show_message(f"Search failed: {exc.message}", error=True)
+            return
+        if current:
+            self.lists_updated.emit()
+
+    def _refresh_titles(self) -> None:
+        for tab in (TAB_PROPOSED, TAB_GUIDANCE, TAB_RETIRED):
+            jlist = self.lists[tab]
+            if jlist.loaded_once:
+                count = jlist.model.rowCount()
+                shown = f"{count}+" if jlist.truncated else str(count)
+                self.tabs.setTabText(tab, f"{TAB_TITLES[tab]} ({shown})")
+        self._update_list_note()
+
+    def _update_list_note(self) -> None:
+        jlist = self.lists.get(self.tabs.currentIndex())
+        if jlist is not None and jlist.truncated:
+            self.list_note.setText(
+                f"Showing the first {jlist.spec.limit}; search in All memories to narrow."
+            )
+        else:
+            self.list_note.clear()
+
+    # --- selection and detail -----------------------------------------------------
+
+    def current_view(self) -> QtWidgets.QTableView:
+        return self.views[self.tabs.currentIndex()]
+
+    def _current_id(self) -> int | None:
+        index = self.current_view().currentIndex()
+        if not index.isValid():
+            return None
+        value = index.siblingAtColumn(0).data(ID_ROLE)
+        return None if value is None else int(value)
+
+    def _tab_changed(self, tab: int) -> None:
+        self._select_first_if_none(tab)
+        self._current_row_changed()
+        self._update_list_note()
+        self.current_view().setFocus()
+
+    def _select_first_if_none(self, tab: int) -> None:
+        view = self.views.get(tab)
+        if view is None or view.selectionModel().hasSelection() or view.model().rowCount() == 0:
+            return
+        select_row(view, max(view.currentIndex().row(), 0))
+
+    def _current_row_changed(self, *_args: object) -> None:
+        judgment_id = self._current_id()
+        if judgment_id is None:
+            self._detail_generation += 1
+            self._current = None
+            self.detail.setHtml(self._placeholder("Select a memory to see it here."))
+            self._update_buttons()
+            return
+        self._tasks.spawn(self._show_detail(judgment_id))
+
+    async def _show_detail(self, judgment_id: int) -> None:
+        self._detail_generation += 1
+        generation = self._detail_generation
+        try:
+            result = await self._bridge.dispatch("memory.read", {"id": judgment_id})
+        except MamaError as exc:
+            if generation == self._detail_generation:
+                self._current = None
+                self.detail.setHtml(self._placeholder(f"#{judgment_id}: {exc.message}"))
+                self._update_buttons()
+            return
+        if generation != self._detail_generation:
+            return  # the owner has moved on to another row meanwhile
+        self._current = result
+        self.detail.setHtml(record_html(result))
+        self._update_buttons()
+        self.detail_shown.emit(judgment_id)
+
+    def _update_buttons(self) -> None:
+        status = self.current_status()
+        idle = not self._busy
+        self.buttons["approve"].setEnabled(idle and status == "proposed")
+        self.buttons["edit"].setEnabled(idle and status == "proposed")
+        self.buttons["reject"].setEnabled(idle and status == "proposed")
+        self.buttons["retire"].setEnabled(idle and status == "active")
+        self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
+
+    def current_record(self) -> dict[str, Any] | None:
+        """The record in the detail pane (``memory.read``'s ``record``)."""
+        if self._current is None:
+            return None
+        record = self._current.get("record")
+        return record if isinstance(record, dict) else None
+
+    def current_status(self) -> str | None:
+        record = self.current_record()
+        return None if record is None else str(record.get("status"))
+
+    def select_id(self, judgment_id: int) -> bool:
+        """Select ``judgment_id`` in the current tab; False if it is not listed there."""
+        view = self.current_view()
+        model = view.model()
+        for row in range(model.rowCount()):
+            if model.index(row, 0).data(ID_ROLE) == judgment_id:
+                select_row(view, row)
+                return True
+        return False
+
+    def select_next(self) -> None:
+        self._move(1)
+
+    def select_previous(self) -> None:
+        self._move(-1)
+
+    def _move(self, step: int) -> None:
+        view = self.current_view()
+        rows = view.model().rowCount()
+        if rows == 0:
+            return
+        row = view.currentIndex().row()
+        select_row(view, 0 if row < 0 else min(max(row + step, 0), rows - 1))
+        view.setFocus()
+
+    def show_tab(self, tab: int) -> None:
+        self.tabs.setCurrentIndex(tab)
+
+    def focus_search(self) -> None:
+        """Show All memories with the cursor in the search field."""
+        self.tabs.setCurrentIndex(TAB_ALL)
+        self.search_bar.focus()
+
+    # --- owner actions ----------------------------------------------------------------
+
+    def approve(self) -> None:
+        if self.current_status() == "proposed":
+            record = self._target()
+            self._start("review.approve", lambda: self.owner_actions.approve(record))
+
+    def edit_and_approve(self) -> None:
+        if self.current_status() == "proposed":
+            record = self._target()
+            self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
+
+    def reject(self) -> None:
+        if self.current_status() == "proposed":
+            record = self._target()
+            self._start("review.reject", lambda: self.owner_actions.reject(record))
+
+    def retire(self) -> None:
+        if self.current_status() == "active":
+            record = self._target()
+            self._start("memory.retire", lambda: self.owner_actions.retire(record))
+
+    def purge(self) -> None:
+        if self.current_status() not in (None, "purged"):
+            record = self._target()
+            older = len((self._current or {}).get("history") or [])
+            self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
+
+    def _target(self) -> dict[str, Any]:
+        record = self.current_record()
+        assert record is not None, "an action needs a record in the detail pane"
+        return dict(record)
+
+    def _start(self, action: str, work: Work) -> None:
+        """One owner action at a time, on the record shown when it was asked for."""
+        if self._busy:
+            return
+        self._busy = True
+        self._update_buttons()
+        self._tasks.spawn(self._run_action(action, work))
+
+    async def _run_action(self, action: str, work: Work) -> None:
+        try:
+            receipt = await work()
+        except MamaError as exc:
+            log.info("%s refused: %s: %s", action, exc.code, exc.message)
+            self.show_message(exc.message, error=True)
+            self.action_failed.emit(action, exc.message)
+            return
+        finally:
+            self._busy = False
+            self._update_buttons()
+            self.action_finished.emit(action)
+        if receipt is None:  # the owner cancelled the dialog
+            return
+        self.show_message(receipt_line(action, receipt))
+        self.action_done.emit(action, receipt)
+
+    # --- messages and closing ---------------------------------------------------------
+
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        """One line under the lists: what just happened, or why it did not."""
+        self.message.setStyleSheet("color: #cf222e;" if error else "")
+        self.message.setText(text)
+
+    def _task_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, MamaError):
+            self.show_message(exc.message, error=True)
+            return
+        log.error("review window task failed", exc_info=exc)
+        self.show_message(
+            "Something went wrong inside MAMA; the details are in the log.", error=True
+        )
+
+    async def aclose(self) -> None:
+        """Stop background work (before the engine closes)."""
+        self.data.close()
+        self.search_bar.stop()
+        await self._tasks.aclose()

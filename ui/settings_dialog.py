@@ -1,0 +1,208 @@
+"""The Settings dialog: data folder, embedding model, agent backend, Telegram token,
+guidance budget and start at login.
+
+The dialog only gathers a ``SettingsChoice``; the desktop controller applies
+it (settings file, keyring, autostart entry, re-embedding). The Telegram token
+goes to the OS keyring and nowhere else: without a keyring the field is
+disabled and the dialog says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.settings import Settings
+from ui.qt import QtCore, QtWidgets
+
+AGENT_BACKENDS: tuple[tuple[str, str], ...] = (
+    ("command", "Commands only (no model)"),
+    ("claude-code", "Claude Code CLI"),
+    ("codex", "Codex CLI"),
+    ("local-gguf", "Local GGUF chat model"),
+)
+"""(setting value, label) for each agent backend the owner can pick."""
+
+
+@dataclass(frozen=True)
+class SettingsChoice:
+    """What the owner chose; ``None`` fields mean "leave as it is"."""
+
+    settings: Settings
+    data_folder: Path | None
+    """A new data folder (takes effect on the next start), or None to keep it."""
+    telegram_token: str | None
+    """A new token, ``""`` to forget the stored one, or None to keep it."""
+    start_at_login: bool
+
+    def model_changed(self, before: Settings) -> bool:
+        return self.settings.embedding_model_path != before.embedding_model_path
+
+
+class SettingsDialog(QtWidgets.QDialog):
+    """Edit the owner's settings."""
+
+    def __init__(
+        self,
+        parent: QtWidgets.QWidget | None,
+        *,
+        settings: Settings,
+        data_folder: Path,
+        keyring_ok: bool,
+        token_stored: bool,
+        start_at_login: bool,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("MAMA — Settings")
+        self.setObjectName("settings_dialog")
+        self.setMinimumWidth(560)
+        self._settings = settings
+        self._data_folder = data_folder
+        self._keyring_ok = keyring_ok
+        self._forget_token = False
+
+        form = QtWidgets.QFormLayout(self)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+
+        self.data_folder = QtWidgets.QLineEdit(str(data_folder))
+        self.data_folder.setObjectName("data_folder")
+        self.data_folder.setReadOnly(True)
+        choose_folder = QtWidgets.QPushButton("Change…")
+        choose_folder.clicked.connect(self._choose_folder)
+        form.addRow("Data folder", self._row(self.data_folder, choose_folder))
+        self.folder_note = QtWidgets.QLabel(
+            "A new folder is used the next time MAMA starts; move your files there yourself."
+        )
+        self.folder_note.setWordWrap(True)
+        self.folder_note.setVisible(False)
+        form.addRow("", self.folder_note)
+
+        model = settings.embedding_model_path
+        self.model_path = QtWidgets.QLineEdit("" if model is None else str(model))
+        self.model_path.setObjectName("model_path")
+        self.model_path.setPlaceholderText("Built-in all-MiniLM-L6-v2")
+        choose_model = QtWidgets.QPushButton("Browse…")
+        choose_model.clicked.connect(self._choose_model)
+        form.addRow("Embedding model", self._row(self.model_path, choose_model))
+        model_note = QtWidgets.QLabel(
+            "A GGUF embedding model. Changing it re-embeds every memory (with a progress bar)."
+        )
+        model_note.setWordWrap(True)
+        form.addRow("", model_note)
+
+        self.backend = QtWidgets.QComboBox()
+        self.backend.setObjectName("agent_backend")
+        for value, label in AGENT_BACKENDS:
+            self.backend.addItem(label, value)
+        at = self.backend.findData(settings.agent_backend)
+        if at < 0:
+            self.backend.addItem(settings.agent_backend, settings.agent_backend)
+            at = self.backend.count() - 1
+        self.backend.setCurrentIndex(at)
+        form.addRow("Agent backend", self.backend)
+
+        self.token = QtWidgets.QLineEdit()
+        self.token.setObjectName("telegram_token")
+        self.token.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        self.forget_token = QtWidgets.QPushButton("Forget")
+        self.forget_token.setObjectName("forget_token")
+        self.forget_token.clicked.connect(self._forget)
+        self.token_note = QtWidgets.QLabel()
+        self.token_note.setObjectName("token_note")
+        self.token_note.setWordWrap(True)
+        if keyring_ok:
+            self.token.setPlaceholderText(
+                "A token is stored; type a new one to replace it"
+                if token_stored
+                else "From @BotFather; kept in the OS keyring"
+            )
+            self.forget_token.setEnabled(token_stored)
+            self.token_note.setText("The token is kept in the OS keyring, never in a file.")
+        else:
+            self.token.setEnabled(False)
+            self.forget_token.setEnabled(False)
+            self.token.setPlaceholderText("No OS keyring available")
+            self.token_note.setText(
+                "No OS keyring is available here, so MAMA cannot keep a bot token safely and "
+                "will not write it to a file. Install and unlock a Secret Service "
+                "(e.g. gnome-keyring) to use Telegram."
+            )
+        form.addRow("Telegram bot token", self._row(self.token, self.forget_token))
+        form.addRow("", self.token_note)
+
+        self.budget = QtWidgets.QSpinBox()
+        self.budget.setObjectName("guidance_budget")
+        self.budget.setRange(100, 100_000)
+        self.budget.setSingleStep(100)
+        self.budget.setSuffix(" tokens")
+        self.budget.setValue(settings.guidance_budget_tokens)
+        form.addRow("Guidance budget", self.budget)
+
+        self.autostart = QtWidgets.QCheckBox("Start MAMA when I log in")
+        self.autostart.setObjectName("start_at_login")
+        self.autostart.setChecked(start_at_login)
+        form.addRow("", self.autostart)
+
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.StandardButton.Save
+            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    @staticmethod
+    def _row(*widgets: QtWidgets.QWidget) -> QtWidgets.QWidget:
+        holder = QtWidgets.QWidget()
+        layout = QtWidgets.QHBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for widget in widgets:
+            layout.addWidget(widget, 1 if isinstance(widget, QtWidgets.QLineEdit) else 0)
+        return holder
+
+    def _choose_folder(self) -> None:
+        dialog = QtWidgets.QFileDialog(self, "Choose the data folder", self.data_folder.text())
+        dialog.setFileMode(QtWidgets.QFileDialog.FileMode.Directory)
+        dialog.setOption(QtWidgets.QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(self.set_data_folder)
+        dialog.open()
+
+    def set_data_folder(self, folder: str) -> None:
+        self.data_folder.setText(folder)
+        self.folder_note.setVisible(Path(folder) != self._data_folder)
+
+    def _choose_model(self) -> None:
+        start = self.model_path.text() or str(QtCore.QDir.homePath())
+        dialog = QtWidgets.QFileDialog(self, "Choose a GGUF embedding model", start)
+        dialog.setNameFilter("GGUF models (*.gguf)")
+        dialog.setFileMode(QtWidgets.QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(self.model_path.setText)
+        dialog.open()
+
+    def _forget(self) -> None:
+        self._forget_token = True
+        self.token.clear()
+        self.token.setPlaceholderText("The stored token will be forgotten")
+        self.forget_token.setEnabled(False)
+
+    def choice(self) -> SettingsChoice:
+        """The owner's choices as values (call after the dialog was accepted)."""
+        model_text = self.model_path.text().strip()
+        settings = self._settings.model_copy(
+            update={
+                "embedding_model_path": Path(model_text).expanduser() if model_text else None,
+                "agent_backend": str(self.backend.currentData()),
+                "guidance_budget_tokens": int(self.budget.value()),
+            }
+        )
+        folder = Path(self.data_folder.text()).expanduser()
+        token: str | None = None
+        if self._keyring_ok:
+            typed = self.token.text().strip()
+            token = typed if typed else ("" if self._forget_token else None)
+        return SettingsChoice(
+            settings=Settings.model_validate(settings.model_dump()),
+            data_folder=None if folder == self._data_folder else folder,
+            telegram_token=token,
+            start_at_login=self.autostart.isChecked(),
+        )

@@ -1,0 +1,44 @@
+"""Start-up milestones for the benchmark: when the tray showed, when the memory opened…
+
+With ``MAMA_STARTUP_PROBE=/some/file`` set, the desktop app appends one line
+per milestone (``name wall-clock-seconds``) to that file; otherwise marking
+costs nothing. ``bench/startup.py`` reads the file. No Qt here.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+ENV_PROBE = "MAMA_STARTUP_PROBE"
+
+
+class StartupProbe:
+    """Appends milestones to a file, or does nothing."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+
+    @classmethod
+    def from_env(cls) -> StartupProbe:
+        value = os.environ.get(ENV_PROBE)
+        return cls(Path(value) if value else None)
+
+    def mark(self, name: str) -> None:
+        if self._path is None:
+            return
+        with open(self._path, "a", encoding="utf-8") as fh:
+            fh.write(f"{name} {time.time():.6f}\n")
+
+
+def read_marks(path: Path) -> dict[str, float]:
+    """The first time each milestone was reached."""
+    marks: dict[str, float] = {}
+    if not path.exists():
+        return marks
+    for line in path.read_text("utf-8").splitlines():
+        name, _, value = line.partition(" ")
+        if name and value:
+            marks.setdefault(name, float(value))
+    return marks

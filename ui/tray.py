@@ -1,0 +1,162 @@
+"""The tray icon and its menu: where MAMA lives on the desktop.
+
+The icon shows the state (starting, idle, agent working, paused, trouble)
+and a badge with the number of proposals waiting; the menu offers Review,
+Search memory…, Pause/Resume agent, Settings…, Open data folder and Quit.
+The tray only emits what the owner asked for; the desktop controller acts.
+"""
+
+from __future__ import annotations
+
+from ui.icons import TrayState, state_icon
+from ui.qt import QtCore, QtWidgets, Signal
+
+APP_TITLE = "MAMA"
+
+
+class Tray(QtCore.QObject):
+    """The system tray icon, its menu and its notifications."""
+
+    review_requested = Signal()
+    search_requested = Signal()
+    pause_requested = Signal(bool)
+    """True: pause the agent; False: resume it."""
+    settings_requested = Signal()
+    open_folder_requested = Signal()
+    quit_requested = Signal()
+    changed = Signal()
+    """The icon, tooltip or menu changed (state or count)."""
+
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self._waiting = 0
+        self._working = False
+        self._paused = False
+        self._starting = True
+        self._trouble: str | None = None
+
+        self.menu = QtWidgets.QMenu()
+        self.menu.setObjectName("tray_menu")
+        self.review_action = self.menu.addAction("&Review")
+        self.review_action.triggered.connect(self.review_requested)
+        self.search_action = self.menu.addAction("&Search memory…")
+        self.search_action.triggered.connect(self.search_requested)
+        self.pause_action = self.menu.addAction("&Pause agent")
+        self.pause_action.triggered.connect(lambda: self.pause_requested.emit(not self._paused))
+        self.menu.addSeparator()
+        self.settings_action = self.menu.addAction("Se&ttings…")
+        self.settings_action.triggered.connect(self.settings_requested)
+        self.folder_action = self.menu.addAction("Open &data folder")
+        self.folder_action.triggered.connect(self.open_folder_requested)
+        self.menu.addSeparator()
+        self.quit_action = self.menu.addAction("&Quit")
+        self.quit_action.triggered.connect(self.quit_requested)
+
+        self.icon = QtWidgets.QSystemTrayIcon(self)
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+        self._redraw()
+
+    # --- state ------------------------------------------------------------------
+
+    def show(self) -> None:
+        self.icon.show()
+
+    def hide(self) -> None:
+        self.icon.hide()
+
+    def set_ready(self) -> None:
+        """The memory is open: the menu's memory entries work now."""
+        self._starting = False
+        self._redraw()
+
+    def set_waiting(self, count: int) -> None:
+        """How many proposals wait for review."""
+        if count != self._waiting:
+            self._waiting = count
+            self._redraw()
+
+    def set_working(self, working: bool) -> None:
+        self._working = working
+        self._redraw()
+
+    def set_paused(self, paused: bool) -> None:
+        self._paused = paused
+        self._redraw()
+
+    def set_trouble(self, message: str | None) -> None:
+        """Show (or clear) a lasting problem, e.g. the agent backend cannot start."""
+        self._trouble = message
+        self._redraw()
+
+    @property
+    def state(self) -> TrayState:
+        if self._trouble:
+            return TrayState.TROUBLE
+        if self._starting:
+            return TrayState.STARTING
+        if self._paused:
+            return TrayState.PAUSED
+        if self._working:
+            return TrayState.WORKING
+        if self._waiting:
+            return TrayState.ATTENTION
+        return TrayState.IDLE
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    def tooltip(self) -> str:
+        state = self.state
+        if state is TrayState.TROUBLE:
+            return f"{APP_TITLE} — {self._trouble}"
+        if state is TrayState.STARTING:
+            return f"{APP_TITLE} — opening the memory…"
+        parts = [APP_TITLE]
+        if self._paused:
+            parts.append("agent paused")
+        elif self._working:
+            parts.append("agent working")
+        if self._waiting:
+            noun = "proposal" if self._waiting == 1 else "proposals"
+            parts.append(f"{self._waiting} {noun} waiting")
+        if len(parts) == 1:
+            parts.append("idle")
+        return " — ".join([parts[0], ", ".join(parts[1:])])
+
+    def _redraw(self) -> None:
+        state = self.state
+        count = 0 if state is TrayState.STARTING else self._waiting
+        self.icon.setIcon(state_icon(state, count))
+        self.icon.setToolTip(self.tooltip())
+        ready = not self._starting
+        self.review_action.setText(
+            f"&Review ({self._waiting} waiting)" if self._waiting else "&Review"
+        )
+        self.review_action.setEnabled(ready)
+        self.search_action.setEnabled(ready)
+        self.pause_action.setText("Resume &agent" if self._paused else "&Pause agent")
+        self.changed.emit()
+
+    # --- owner input and notifications ----------------------------------------------
+
+    def _activated(self, reason: QtWidgets.QSystemTrayIcon.ActivationReason) -> None:
+        if (
+            reason
+            in (
+                QtWidgets.QSystemTrayIcon.ActivationReason.Trigger,
+                QtWidgets.QSystemTrayIcon.ActivationReason.DoubleClick,
+            )
+            and not self._starting
+        ):
+            self.review_requested.emit()
+
+    def notify(self, title: str, message: str, *, critical: bool = False) -> None:
+        """A desktop notification from the tray (a balloon where there is no daemon)."""
+        kind = (
+            QtWidgets.QSystemTrayIcon.MessageIcon.Critical
+            if critical
+            else QtWidgets.QSystemTrayIcon.MessageIcon.Information
+        )
+        self.icon.showMessage(title, message, kind, 8000)
