@@ -1,0 +1,95 @@
+"""``mama mcp`` as a real subprocess, driven over stdio by the SDK's client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+import mcp_types as types
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from mama_core.embeddings import GgufEmbedder
+from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.store import DbKey, Store
+from tests.app.mcp.conftest import VENV_BIN, error_code, git_project, structured
+
+pytestmark = pytest.mark.anyio
+
+CLIENT = types.Implementation(name="sdk-test-client", version="2.3.0-test")
+
+
+def _client(env: dict[str, str], cwd: Path, errlog: TextIO, *args: str) -> Client:
+    """A client session with ``mama mcp ARGS`` started in ``cwd`` (its stderr to ``errlog``)."""
+    params = StdioServerParameters(
+        command=str(VENV_BIN / "mama"), args=["mcp", *args], env=env, cwd=cwd
+    )
+    return Client(stdio_client(params, errlog=errlog), client_info=CLIENT, read_timeout_seconds=60)
+
+
+async def test_a_session_over_stdio(
+    tmp_path: Path,
+    mama_env: dict[str, str],
+    db_key: DbKey,
+    embedder: GgufEmbedder,
+) -> None:
+    project = git_project(tmp_path / "work", "orchard")
+    (project / "src").mkdir()
+    # Started in a subfolder: the project is still the git root's name.
+    with (tmp_path / "server-stderr.txt").open("w") as errlog:
+        async with _client(mama_env, project / "src", errlog) as client:
+            # SDK 2.3.0 answers server/discover, so this client (like Claude Code) speaks
+            # the per-request envelope; the in-memory tests cover the initialize handshake.
+            assert client.protocol_version == "2026-07-28"
+            tools = {t.name for t in (await client.list_tools()).tools}
+            saved = structured(
+                await client.call_tool(
+                    "save",
+                    {"kind": "decision", "summary": "Apples are sorted by ripeness first."},
+                )
+            )
+            found = structured(await client.call_tool("search", {"query": "apples ripeness"}))
+            refused = await client.call_tool(
+                "save", {"kind": "fact", "summary": "x", "scopes": ["project:other"]}
+            )
+    assert "checkpoint_load" in tools
+    assert [r["id"] for r in found["results"]] == [saved["judgment_id"]]
+    assert found["results"][0]["scopes"] == ["project:orchard"]
+    assert error_code(refused) == "scope_denied"
+
+    # The server closed its store on hang-up; the owner finds the row and who wrote it.
+    db = Path(mama_env["MAMA_HOME"]) / "dev-memory.db"
+    assert not (Path(mama_env["MAMA_HOME"]) / "mama.db").exists()  # not the owner's store
+    with Store.open(db, db_key) as store, Engine(store, embedder) as engine:
+        record = engine.dispatch(
+            "memory.read", {"id": saved["judgment_id"]}, SessionFacts.owner_cli(), Grant.owner()
+        )["record"]
+    assert record["provenance"]["actor_name"] == "sdk-test-client"
+    assert record["provenance"]["actor_version"] == "2.3.0-test"
+    assert record["involvement"] == "agent_inferred"
+
+
+async def test_db_and_project_options(tmp_path: Path, mama_env: dict[str, str]) -> None:
+    db = tmp_path / "elsewhere" / "agents.db"
+    options = ("--db", str(db), "--project", "My Project", "--allow-global")
+    with (tmp_path / "server-stderr.txt").open("w") as errlog:
+        async with _client(mama_env, tmp_path, errlog, *options) as client:
+            in_project = structured(
+                await client.call_tool(
+                    "save", {"kind": "fact", "summary": "Pears ripen off the tree."}
+                )
+            )
+            in_global = structured(
+                await client.call_tool(
+                    "save", {"kind": "fact", "summary": "Figs do not.", "scopes": ["global"]}
+                )
+            )
+            found = structured(await client.call_tool("search", {"query": "ripen pears figs"}))
+    assert db.is_file()
+    assert not (Path(mama_env["MAMA_HOME"]) / "dev-memory.db").exists()
+    scopes = {r["id"]: r["scopes"] for r in found["results"]}
+    assert scopes == {
+        in_project["judgment_id"]: ["project:My-Project"],
+        in_global["judgment_id"]: ["global"],
+    }
