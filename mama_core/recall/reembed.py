@@ -1,0 +1,135 @@
+"""Re-embedding: give every judgment a vector from the configured model.
+
+When the embedding model changes, each judgment needs a vector of the new
+``model_id`` (vectors of different models are never compared). ``reembed``
+embeds, in batches, every judgment that is not purged and lacks one, and commits
+each batch in its own transaction, so an interrupted run keeps what it finished
+and the next call continues from there. It only ever inserts ``embeddings``
+rows.
+
+Writing follows the one-writer rule: pass ``run_on_writer`` (the engine's
+``Writer.call``) and each batch is written on the writer thread. Without it,
+``reembed`` takes ``BEGIN IMMEDIATE`` per batch on the connection it was given;
+then it must not run while an ``Engine`` is writing the same store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from mama_core.embeddings.base import Embedder
+
+Progress = Callable[[int, int, str], None]
+
+
+class _Cursor(Protocol):
+    def fetchall(self) -> list[Any]: ...
+    def fetchone(self) -> Any: ...
+
+
+class WriteConnection(Protocol):
+    """What re-embedding needs of a SQLite connection."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> _Cursor: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+
+RunOnWriter = Callable[[Callable[[Any], Any]], "Future[Any]"]
+
+_LACKING = (
+    "FROM judgments AS j WHERE j.status != 'purged' AND NOT EXISTS "
+    "(SELECT 1 FROM embeddings AS e WHERE e.judgment_id = j.id AND e.model_id = ?)"
+)
+
+
+@dataclass(frozen=True)
+class ReembedResult:
+    """What a run did: vectors written, and judgments still lacking one afterwards."""
+
+    model_id: str
+    embedded: int
+    remaining: int
+
+
+def count_missing(conn: WriteConnection, model_id: str) -> int:
+    """Judgments (not purged) with no vector of ``model_id``."""
+    return int(conn.execute(f"SELECT count(*) {_LACKING}", (model_id,)).fetchone()[0])
+
+
+def reembed(
+    store_or_conn: Any,
+    embedder: Embedder,
+    progress: Progress | None = None,
+    batch: int = 64,
+    *,
+    run_on_writer: RunOnWriter | None = None,
+) -> ReembedResult:
+    """Embed every judgment lacking a ``embedder.model_id`` vector; resumable.
+
+    ``store_or_conn`` is a ``Store`` (its write connection is used for reads,
+    and for writes unless ``run_on_writer`` is given) or a connection.
+    ``progress(done, total, message)`` is called after each batch.
+    """
+    if batch < 1:
+        raise ValueError("batch must be >= 1")
+    conn: WriteConnection = getattr(store_or_conn, "conn", store_or_conn)
+    model_id, dim = embedder.model_id, embedder.dim
+    # Lazy: the engine imports recall, so recall must not import the engine at load time.
+    from mama_core.memory.records import embedding_text
+
+    total = count_missing(conn, model_id)
+    done = 0
+    if progress is not None:
+        progress(0, total, f"embedding {total} judgments with {model_id}")
+    last_id = 0
+    while True:
+        rows = conn.execute(
+            f"SELECT j.id, j.topic, j.summary, j.details, j.applies_when {_LACKING} "
+            "AND j.id > ? ORDER BY j.id LIMIT ?",
+            (model_id, last_id, batch),
+        ).fetchall()
+        if not rows:
+            break
+        last_id = int(rows[-1][0])
+        texts = [embedding_text(r[1], r[2], r[3], r[4]) for r in rows]
+        vectors = np.ascontiguousarray(embedder.embed(texts), dtype="<f4")
+        if vectors.shape != (len(rows), dim):
+            raise ValueError(f"{model_id} returned vectors of shape {vectors.shape}")
+        items = [(int(r[0]), vectors[i].tobytes()) for i, r in enumerate(rows)]
+
+        def write(target: WriteConnection, items: list[tuple[int, bytes]] = items) -> int:
+            return _write_batch(target, model_id, dim, items)
+
+        done += int(run_on_writer(write).result()) if run_on_writer else write(conn)
+        if progress is not None:
+            progress(min(done, total), total, f"embedded up to judgment {last_id}")
+    return ReembedResult(model_id, done, count_missing(conn, model_id))
+
+
+def _write_batch(
+    conn: WriteConnection, model_id: str, dim: int, items: list[tuple[int, bytes]]
+) -> int:
+    """Insert one batch in one transaction; a row purged meanwhile gets no vector."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        written = 0
+        for judgment_id, blob in items:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO embeddings (judgment_id, model_id, dim, vector) "
+                "SELECT id, ?, ?, ? FROM judgments WHERE id = ? AND status != 'purged'",
+                (model_id, dim, blob, judgment_id),
+            )
+            written += max(int(getattr(cur, "rowcount", 0)), 0)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return written
