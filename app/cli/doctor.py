@@ -14,8 +14,7 @@ from importlib import metadata
 import click
 
 from app.cli.context import CliContext
-from app.cli.progress import model_progress
-from mama_core.embeddings import load_embedder
+from mama_core.recall import count_missing
 from mama_core.store import latest_version
 
 PROBE_SENTENCE = "The owner prefers short answers on weekdays."
@@ -57,12 +56,19 @@ def doctor(obj: CliContext) -> None:
         f"store: {store.path} (schema {store.schema_version} of {latest_version()}, "
         f"{_sqlcipher_versions(store.conn)})"
     )
-    with model_progress() as progress:
-        embedder = load_embedder(obj.model_path, obj.paths.cache, progress=progress)
-        vector = embedder.embed_one(PROBE_SENTENCE)  # first call loads the model
+    embedder = obj.embedder()
+    vector = embedder.embed_one(PROBE_SENTENCE)  # the first call loads the model
     start = time.perf_counter()
     vector = embedder.embed_one(PROBE_SENTENCE)
     probe_ms = (time.perf_counter() - start) * 1000
     echo(f"model: {embedder.model_id} ({embedder.model_path}, dimension {embedder.dim})")
     echo(f"embed probe: {probe_ms:.1f} ms for one sentence (norm {float((vector**2).sum()):.3f})")
+    cache = obj.engine().recall().cache
+    if cache is not None:
+        missing = count_missing(store.conn, embedder.model_id)
+        echo(
+            f"vector cache: {cache.vector_count} vectors, {cache.nbytes / 1e6:.1f} MB "
+            f"({cache.dtype.name}); {missing} memories lack a vector"
+            + (" (run 'mama reindex')" if missing else "")
+        )
     echo("all checks passed")

@@ -274,4 +274,38 @@ def export(obj: CliContext, out: str | None) -> None:
         reader.close()
 
 
-COMMANDS = [remember, search, show, history, retire, approve, reject, purge, verify, export]
+@click.command()
+@click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 1024))
+@click.pass_obj
+def reindex(obj: CliContext, batch: int) -> None:
+    """Embed every memory that lacks a vector for the configured model.
+
+    Run it after changing the embedding model. It commits batch by batch, so an
+    interrupted run continues where it stopped. Do not run it while the tray app
+    or the daemon is writing to the same store.
+    """
+    from app.cli.progress import model_progress
+    from mama_core.recall import reembed
+
+    store, embedder = obj.store(), obj.embedder()
+    with model_progress() as progress:
+        result = reembed(store, embedder, progress, batch=batch)
+    click.echo(
+        f"embedded {result.embedded} memories with {result.model_id}; "
+        f"{result.remaining} still without a vector"
+    )
+
+
+COMMANDS = [
+    remember,
+    search,
+    show,
+    history,
+    retire,
+    approve,
+    reject,
+    purge,
+    verify,
+    export,
+    reindex,
+]

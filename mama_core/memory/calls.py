@@ -13,6 +13,7 @@ from mama_core.memory.config import EngineConfig
 from mama_core.memory.grants import Grant
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.recall import Recall
 from mama_core.store.connection import Connection
 
 
@@ -32,11 +33,13 @@ class Call:
 
 @dataclass(frozen=True)
 class Env:
-    """What handlers need from the engine: settings and the embedding model."""
+    """What handlers need from the engine: settings, the embedding model and recall."""
 
     config: EngineConfig
     model_id: str
     embed: Callable[[str], np.ndarray]
+    recall: Callable[[], Recall] | None = None
+    """Hybrid recall, made on first use (loading the vector cache costs time)."""
 
 
 def command_for(

@@ -15,3 +15,5 @@ class EngineConfig:
     """Read connections kept open for reads on caller threads."""
     checkpoint_wal_after_purge: bool = True
     """Truncate the WAL after a purge so erased bytes leave it too."""
+    vector_dtype: str = "float32"
+    """The vector cache's element type: float32, or float16 to halve its memory."""

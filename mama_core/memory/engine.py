@@ -27,6 +27,7 @@ from mama_core.memory.readers import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Writer
+from mama_core.recall import Recall, VectorCache
 from mama_core.store import Store
 
 
@@ -42,8 +43,10 @@ class Engine:
         self.catalog: Catalog = CATALOG
         self._writer = Writer(store.conn, store.path)
         self._readers = ReaderPool(store, self.config.reader_connections)
-        self._env = Env(self.config, embedder.model_id, self._embed)
+        self._env = Env(self.config, embedder.model_id, self._embed, self.recall)
         self._closed = threading.Event()
+        self._recall: Recall | None = None
+        self._recall_lock = threading.Lock()
 
     def dispatch(
         self,
@@ -79,12 +82,40 @@ class Engine:
         e.g. post to your own loop). Returns a function that unsubscribes."""
         return self._writer.subscribe(callback)
 
+    def recall(self) -> Recall:
+        """Hybrid recall over this store, made on first use: the vector cache is
+        loaded from the ``embeddings`` table once, then kept current from the
+        writer's change-sets."""
+        with self._recall_lock:
+            if self._recall is None:
+                cache = VectorCache(
+                    self.embedder.model_id, self.embedder.dim, dtype=self.config.vector_dtype
+                )
+                # Subscribe before loading, so no commit falls between the two;
+                # applying a change-set the load already saw is harmless.
+                self._writer.subscribe(lambda changes: self._refresh_cache(cache, changes))
+                with self._readers.borrow() as conn:
+                    cache.reload(conn)
+                self._recall = Recall(self.store.reader, self.embedder, cache)
+            return self._recall
+
+    def _refresh_cache(self, cache: VectorCache, changes: ChangeSet) -> None:
+        with self._readers.borrow() as conn:
+            cache.apply_changeset(conn, changes)
+
+    @property
+    def vector_cache(self) -> VectorCache | None:
+        """The loaded vector cache, if recall has been used (for ``mama doctor``)."""
+        return None if self._recall is None else self._recall.cache
+
     def close(self) -> None:
         """Finish queued writes and close the read connections (the store stays open)."""
         if self._closed.is_set():
             return
         self._closed.set()
         self._writer.close()
+        if self._recall is not None:
+            self._recall.close()
         self._readers.close()
 
     def _mutate(self, call: Call) -> dict[str, Any]:

@@ -109,6 +109,9 @@ class SearchInput(ActionInput):
         None, description="Owner only: statuses to include (default: active)."
     )
     limit: int = Field(20, ge=1, le=200, description="At most this many results.")
+    include_history: bool = Field(
+        False, description="Also list what each result replaced, labelled replaced."
+    )
 
 
 class ReadInput(ActionInput):

@@ -8,6 +8,7 @@ from typing import Any
 
 from mama_core.memory import (
     checkpoints,
+    hybrid_search,
     observations,
     outcomes,
     plain_search,
@@ -28,7 +29,9 @@ ReadHandler = Callable[[Connection, Call, Env], dict[str, Any]]
 
 
 def _search(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
-    return plain_search.search(conn, call)
+    if env.recall is None:
+        return plain_search.search(conn, call)
+    return hybrid_search.search(conn, call, env.recall())
 
 
 MUTATIONS: dict[str, MutationBuilder] = {

@@ -38,6 +38,8 @@ class RecallConfig:
     ``arm_depth``: how many ranked candidates each arm contributes to fusion.
     ``bm25_weights``: column weights of FTS5's ``bm25()`` for topic, summary, details.
     ``*_weight``: per-arm multipliers in the fusion sum; 0 switches an arm off.
+    ``vector_min_score``: the vector arm drops rows below this cosine, so a
+    query unrelated to everything returns nothing instead of the nearest noise.
     ``trigram_fallback``: when the word index finds nothing, try Latin tokens of
     three or more characters as substrings in the trigram index (partial words).
     Boosts are off by default: ``recency_weight`` adds up to that many RRF "rank-1
@@ -52,6 +54,7 @@ class RecallConfig:
     bm25_weight: float = 1.0
     trigram_weight: float = 1.0
     vector_weight: float = 1.0
+    vector_min_score: float = 0.15
     trigram_fallback: bool = True
     recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
@@ -92,6 +95,8 @@ class RecallConfig:
             if w > 0
         ]
         parts.append("arms=" + "+".join(arms))
+        if self.vector_min_score > 0 and self.vector_weight > 0:
+            parts.append(f"vmin={self.vector_min_score:g}")
         if self.recency_weight > 0:
             parts.append(f"recency={self.recency_weight:g}/{self.recency_half_life_days:g}d")
         if self.topic_weight > 0:

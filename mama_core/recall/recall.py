@@ -186,7 +186,12 @@ class Recall:
                 vector = query_vector if query_vector is not None else self.embed_query(text)
                 if vector is not None:
                     matches = self.cache.search(vector, predicate, depth, rows=rows)
-                    arms["vector"] = [Ranked(m.id, m.score, m.rank) for m in matches]
+                    floor = cfg.vector_min_score
+                    arms["vector"] = [
+                        Ranked(m.id, m.score, m.rank)
+                        for m in matches
+                        if floor <= 0 or m.score >= floor
+                    ]
         finally:
             if pending is not None:
                 arms.update(pending.result())

@@ -143,3 +143,24 @@ def test_export_writes_json_lines(mama: Mama, tmp_path: Path) -> None:
     assert {"judgments", "events", "scope_bindings", "receipts"} <= tables
     summaries = [r["row"]["summary"] for r in records if r["table"] == "judgments"]
     assert summaries == ["Quarterly review in March"]
+
+
+def test_changing_the_model_then_reindex(mama: Mama, tmp_path: Path) -> None:
+    for text in ("Payroll runs on the 25th", "The office wifi is called Meadow"):
+        mama.json("remember", text, "--kind", "fact")
+    # Another model: the same weights under another file, so another model id.
+    built = sorted(mama.cache.glob("all-MiniLM-L6-v2-*.gguf"))[0]
+    other = tmp_path / "other-model.gguf"
+    other.write_bytes(built.read_bytes())
+    (mama.home / "settings.json").write_text(json.dumps({"embedding_model_path": str(other)}))
+    before = mama.run("doctor")
+    assert before.returncode == 0, before.stderr
+    assert "2 memories lack a vector" in before.stdout
+    result = mama.run("reindex")
+    assert result.returncode == 0, result.stderr
+    assert "embedded 2 memories with gguf:other-model.gguf:" in result.stdout
+    after = mama.run("doctor")
+    assert "0 memories lack a vector" in after.stdout
+    found = mama.json("search", "when is salary paid")
+    assert found["results"][0]["summary"] == "Payroll runs on the 25th"
+    assert "vector" in found["results"][0]["found_by"]

@@ -42,12 +42,15 @@ def test_reads_never_cross_the_grant(
     visible = {jid for jid, scopes in saved.items() if scopes & granted}
 
     found = engine.dispatch("memory.search", {"query": tag, "limit": 50}, AGENT, grant)
-    assert {r["id"] for r in found["results"]} == visible
+    # Hybrid search may also return earlier examples' rows (the store is shared
+    # and their wording is alike); among this example's rows it finds exactly
+    # the visible ones, and no row of any example is outside the grant.
+    assert {r["id"] for r in found["results"]} & set(saved) == visible
     for result in found["results"]:
         assert set(result["scopes"]) <= granted and result["scopes"]
     if granted:
         assert visible  # the control row is found through the same query
-    assert set(search_ids(engine, tag, limit=50)) == set(saved)  # the owner sees all
+    assert set(saved) <= set(search_ids(engine, tag, limit=50))  # the owner sees all
 
     for jid in saved:
         if jid in visible:

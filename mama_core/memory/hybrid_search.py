@@ -1,0 +1,75 @@
+"""memory.search through hybrid recall (BM25 + exact vectors, fused by RRF).
+
+The action's rules stay the plain search's: beliefs only unless the owner
+asks for other statuses, scopes bounded by the grant (a foreign scope is
+refused, never narrowed). Recall then applies the same predicate before any
+top-K. An empty query has no words to rank by, so it lists the newest
+records through the plain search.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mama_core.memory import plain_search
+from mama_core.memory.calls import Call
+from mama_core.memory.errors import NotGrantedError
+from mama_core.memory.grants import Grant
+from mama_core.memory.inputs import SearchInput
+from mama_core.memory.scopes import read_scopes, visible_scopes
+from mama_core.recall import Recall, RecallHit, RecallQuery
+from mama_core.recall.predicate import all_scope_names
+from mama_core.store.connection import Connection
+
+
+def search(conn: Connection, call: Call, recall: Recall) -> dict[str, Any]:
+    """Run memory.search for ``call`` with ``recall``."""
+    inp = call.input
+    assert isinstance(inp, SearchInput)
+    if not inp.query.strip():
+        return plain_search.search(conn, call)
+    statuses = ["active"]
+    if inp.statuses is not None:
+        statuses = sorted({s.value for s in inp.statuses})
+        if statuses != ["active"] and not call.session.is_owner:
+            raise NotGrantedError(
+                "Only the owner may search records that are not active.",
+                details={"statuses": statuses},
+            )
+    grant = read_scopes(call.grant, inp.scopes)
+    scopes = all_scope_names(conn) if grant.all_scopes else sorted(grant.scopes)
+    query = RecallQuery(
+        text=inp.query,
+        scopes=scopes,
+        kinds=None if inp.kinds is None else sorted({k.value for k in inp.kinds}),
+        statuses=statuses,
+        limit=inp.limit,
+        include_history=inp.include_history,
+    )
+    hits = recall.search(query)
+    results = [_hit_dict(hit, grant) for hit in hits]
+    return {"results": results, "count": len(results)}
+
+
+def _hit_dict(hit: RecallHit, grant: Grant) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": hit.id,
+        "kind": hit.kind,
+        "topic": hit.topic,
+        "summary": hit.summary,
+        "details": hit.details,
+        "applies_when": hit.applies_when,
+        "steps": list(hit.steps),
+        "status": hit.status,
+        "scopes": visible_scopes(hit.scopes, grant),
+        "valid_from": hit.valid_from,
+        "valid_until": hit.valid_until,
+        "recorded_at": hit.recorded_at,
+        "involvement": hit.involvement,
+        "label": hit.label,
+        "score": round(hit.score, 6),
+        "found_by": list(hit.found_by),
+    }
+    if hit.replaced_by is not None:
+        out["replaced_by"] = hit.replaced_by
+    return out
