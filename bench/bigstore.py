@@ -100,19 +100,37 @@ class GrowingStore:
             "valid_from": f"{2020 + (i % 5)}-{1 + i % 12:02d}-{1 + i % 28:02d}T12:00:00Z",
         }
 
-    def grow_to(self, n: int, progress: Callable[[int, int], None] | None = None) -> float:
-        """Save judgments until there are ``n``; returns the rate (saves per second)."""
+    def grow_to(
+        self, n: int, progress: Callable[[int, int], None] | None = None, batch: int = 1
+    ) -> float:
+        """Save judgments until there are ``n``; returns the rate (saves per second).
+
+        ``batch`` > 1 imports through ``Engine.dispatch_batch`` (that many saves
+        per transaction, each still with its own event and receipt).
+        """
         from mama_core.errors import MamaError
 
         start_size, began = self.size, time.perf_counter()
         while self.size < n:
-            try:
-                payload = self.payload(self.size)
-                self.engine.dispatch("memory.save", payload, self.session, self.grant)
-            except MamaError:
-                self.refused += 1  # e.g. a turn that looks like a secret; counted, skipped
-            self.size += 1
-            if progress is not None and self.size % 5000 == 0:
+            count = min(batch, n - self.size)
+            payloads = [self.payload(self.size + i) for i in range(count)]
+            while payloads:
+                try:
+                    if batch == 1:
+                        self.engine.dispatch("memory.save", payloads[0], self.session, self.grant)
+                    else:
+                        self.engine.dispatch_batch(
+                            "memory.save", payloads, self.session, self.grant
+                        )
+                    break
+                except MamaError as exc:
+                    # e.g. a turn that looks like a secret: counted and left out.
+                    self.refused += 1
+                    index = int(exc.details.get("index", 0)) if batch > 1 else 0
+                    del payloads[index]
+            before = self.size
+            self.size += count
+            if progress is not None and self.size // 5000 > before // 5000:
                 progress(self.size, n)
         elapsed = time.perf_counter() - began
         self.import_seconds += elapsed

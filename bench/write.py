@@ -8,8 +8,10 @@ out of the measurement by giving the engine a lookup embedder (``bench.bigstore`
 precomputed or synthetic vectors under the real model's id); the time the
 lookup takes is measured and reported, and is microseconds.
 
-- import rate: judgments per second while growing the store, one dispatch (one
-  transaction, one event, one receipt) per judgment, embedding excluded;
+- bulk import rate: judgments per second while growing the store through
+  ``Engine.dispatch_batch`` (``--batch`` saves per transaction, each with its
+  own event and receipt), embedding excluded; and the one-by-one rate of the
+  measured single appends (one transaction each) beside it;
 - at each size: p50/p95 of single appends (``dispatch`` wall time), and the
   same minus the lookup embedder's time. The measured appends stay in the store
   (each size holds a few hundred rows more than its label).
@@ -42,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.write", description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--appends", type=int, default=300)
+    parser.add_argument("--batch", type=int, default=500, help="saves per bulk transaction")
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--json", type=Path, dest="json_out")
     args = parser.parse_args(argv)
@@ -55,14 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sync_name = {0: "OFF", 1: "NORMAL", 2: "FULL"}.get(sync, str(sync))
     print(f"texts: {corpus.source}; synchronous={sync_name}")
     header = (
-        f"{'stored':>8} {'import/s':>9} {'append p50':>11} {'p95':>7} "
+        f"{'stored':>8} {'bulk/s':>9} {'single/s':>9} {'append p50':>11} {'p95':>7} "
         f"{'excl. lookup p50':>17} {'p95':>7} {'RSS MB':>7}"
     )
     print(header)
     print("-" * len(header))
     results: list[dict[str, Any]] = []
     for size in sorted(args.sizes):
-        rate = grow.grow_to(size, lambda d, t: log(f"  saved {d}/{t}"))
+        rate = grow.grow_to(size, lambda d, t: log(f"  saved {d}/{t}"), batch=args.batch)
         wall: list[float] = []
         net: list[float] = []
         for i in range(args.appends):
@@ -79,13 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "stored": size,
                 "import_per_s": rate,
+                "single_per_s": 1000 * len(wall) / sum(wall),
                 "append_ms": {"p50": w50, "p95": w95},
                 "append_excl_embedding_ms": {"p50": n50, "p95": n95},
                 "rss_mb": rss_mb(),
             }
         )
         print(
-            f"{size:>8} {rate:>9.0f} {w50:>11.2f} {w95:>7.2f} "
+            f"{size:>8} {rate:>9.0f} {1000 * len(wall) / sum(wall):>9.0f} {w50:>11.2f} {w95:>7.2f} "
             f"{n50:>17.2f} {n95:>7.2f} {rss_mb():>7.0f}"
         )
     total_rate = grow.size / grow.import_seconds if grow.import_seconds else 0.0

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mama_core.embeddings.base import Embedder
+from mama_core.errors import MamaError
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.changes import ChangeSet
@@ -66,6 +67,38 @@ class Engine:
             return self._mutate(call)
         with self._readers.borrow() as conn:
             return READS[action](conn, call, self._env)
+
+    def dispatch_batch(
+        self,
+        action: str,
+        payloads: list[Mapping[str, Any]],
+        session: SessionFacts,
+        grant: Grant,
+    ) -> list[dict[str, Any]]:
+        """Run one mutating action for many payloads in ONE transaction (an import).
+
+        Each payload is validated and permitted exactly as ``dispatch`` would, and
+        each gets its own event and receipt; if any is refused, nothing is written
+        and the error names the payload's index in ``details["index"]``.
+        """
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        commands = []
+        for index, payload in enumerate(payloads):
+            try:
+                call = prepare_call(self.catalog, action, payload, session, grant)
+                if not call.spec.mutates:
+                    raise EngineError(f"{action} is a read; only mutations can be batched.")
+                commands.append(MUTATIONS[call.spec.name](call, self._env))
+            except MamaError as exc:
+                exc.details.setdefault("index", index)
+                raise
+        try:
+            results = self._writer.submit_batch(commands).result()
+        except MamaError as exc:
+            exc.details.setdefault("batch_size", len(commands))
+            raise
+        return [result.receipt for result in results]
 
     async def dispatch_async(
         self,

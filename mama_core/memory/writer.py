@@ -120,71 +120,87 @@ class AppendResult:
 
 def append(conn: Connection, path: Path, command: Command) -> AppendResult:
     """Apply ``command`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing."""
+    return append_batch(conn, path, [command])[0]
+
+
+def append_batch(conn: Connection, path: Path, commands: list[Command]) -> list[AppendResult]:
+    """Apply ``commands`` in order in ONE transaction: each gets its own event and
+    receipt, and if any fails none is written (an import is all or nothing).
+
+    One commit (one fsync) for many records is what makes a bulk import fast.
+    """
+    results: list[AppendResult] = []
     try:
         conn.execute("BEGIN IMMEDIATE")
-        stored = conn.execute(
-            "SELECT principal, action, payload_hash, receipt FROM receipts WHERE command_id = ?",
-            (command.command_id,),
-        ).fetchone()
-        if stored is not None:
-            conn.execute("ROLLBACK")
-            return AppendResult(_replay(command, stored), None)
         conn.execute("PRAGMA defer_foreign_keys = ON")
-        head = chain_head(conn)
-        at = clock.iso(clock.now())
-        if head.at is not None and at <= head.at:
-            at = clock.after(head.at)
-        tx = Tx(conn, head.id + 1, at, command.session, command.grant, command.command_id)
-        applied = command.apply(tx)
-        touched = sorted(tx.touched)
-        payload = {**applied.payload, "transitions": tx.transitions, "touched": touched}
-        event = Event(
-            id=tx.event_id,
-            at=at,
-            action=command.action,
-            actor=command.session.actor_json(),
-            command_id=command.command_id,
-            judgment_id=applied.judgment_id,
-            payload=payload,
-            prev_hash=head.hash,
-        )
-        insert_event(conn, event)
-        status = None
-        if applied.judgment_id is not None:
-            row = conn.execute(
-                "SELECT status FROM judgments WHERE id = ?", (applied.judgment_id,)
-            ).fetchone()
-            status = None if row is None else str(row[0])
-        receipt: dict[str, Any] = {
-            "command_id": command.command_id,
-            "action": command.action,
-            "event_id": tx.event_id,
-            "at": at,
-            "judgment_id": applied.judgment_id,
-            "status": status,
-            "touched": touched,
-            **applied.receipt,
-            "replayed": False,
-        }
-        conn.execute(
-            "INSERT INTO receipts (command_id, principal, action, payload_hash, receipt, "
-            "event_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                command.command_id,
-                command.session.principal,
-                command.action,
-                command.payload_hash,
-                json.dumps(receipt, sort_keys=True),
-                tx.event_id,
-                at,
-            ),
-        )
+        for command in commands:
+            results.append(_apply(conn, command))
         conn.execute("COMMIT")
     except BaseException as exc:
         _rollback(conn)
         if isinstance(exc, sqlcipher.Error):
             raise translate_error(exc, path) from exc
         raise
+    return results
+
+
+def _apply(conn: Connection, command: Command) -> AppendResult:
+    """One command inside the open transaction: replay, or row(s) + event + receipt."""
+    stored = conn.execute(
+        "SELECT principal, action, payload_hash, receipt FROM receipts WHERE command_id = ?",
+        (command.command_id,),
+    ).fetchone()
+    if stored is not None:
+        return AppendResult(_replay(command, stored), None)
+    head = chain_head(conn)
+    at = clock.iso(clock.now())
+    if head.at is not None and at <= head.at:
+        at = clock.after(head.at)
+    tx = Tx(conn, head.id + 1, at, command.session, command.grant, command.command_id)
+    applied = command.apply(tx)
+    touched = sorted(tx.touched)
+    payload = {**applied.payload, "transitions": tx.transitions, "touched": touched}
+    event = Event(
+        id=tx.event_id,
+        at=at,
+        action=command.action,
+        actor=command.session.actor_json(),
+        command_id=command.command_id,
+        judgment_id=applied.judgment_id,
+        payload=payload,
+        prev_hash=head.hash,
+    )
+    insert_event(conn, event)
+    status = None
+    if applied.judgment_id is not None:
+        row = conn.execute(
+            "SELECT status FROM judgments WHERE id = ?", (applied.judgment_id,)
+        ).fetchone()
+        status = None if row is None else str(row[0])
+    receipt: dict[str, Any] = {
+        "command_id": command.command_id,
+        "action": command.action,
+        "event_id": tx.event_id,
+        "at": at,
+        "judgment_id": applied.judgment_id,
+        "status": status,
+        "touched": touched,
+        **applied.receipt,
+        "replayed": False,
+    }
+    conn.execute(
+        "INSERT INTO receipts (command_id, principal, action, payload_hash, receipt, "
+        "event_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            command.command_id,
+            command.session.principal,
+            command.action,
+            command.payload_hash,
+            json.dumps(receipt, sort_keys=True),
+            tx.event_id,
+            at,
+        ),
+    )
     changes = ChangeSet(
         event_ids=(tx.event_id,),
         added=tuple(tx.added),
@@ -236,7 +252,11 @@ class Writer:
 
     def submit(self, command: Command) -> Future[AppendResult]:
         """Queue ``command``; the future resolves to its receipt once committed."""
-        return self._executor.submit(self._run, command)
+        return self._executor.submit(lambda: self._run_batch([command])[0])
+
+    def submit_batch(self, commands: list[Command]) -> Future[list[AppendResult]]:
+        """Queue ``commands`` to commit together (all or nothing), in order."""
+        return self._executor.submit(self._run_batch, list(commands))
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback`` on the writer thread after each commit; returns unsubscribe."""
@@ -254,20 +274,21 @@ class Writer:
         """Finish queued mutations and stop the thread."""
         self._executor.shutdown(wait=True)
 
-    def _run(self, command: Command) -> AppendResult:
-        result = append(self._conn, self._path, command)
-        if result.changes is None:
-            return result
-        if command.after_commit is not None:
-            try:
-                command.after_commit(self._conn)
-            except (MamaError, sqlcipher.Error):
-                log.exception("post-commit step of %s failed", command.action)
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            try:
-                callback(result.changes)
-            except Exception:
-                log.exception("a change subscriber failed")
-        return result
+    def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
+        results = append_batch(self._conn, self._path, commands)
+        for command, result in zip(commands, results, strict=True):
+            if result.changes is None:
+                continue
+            if command.after_commit is not None:
+                try:
+                    command.after_commit(self._conn)
+                except (MamaError, sqlcipher.Error):
+                    log.exception("post-commit step of %s failed", command.action)
+            with self._lock:
+                subscribers = list(self._subscribers)
+            for callback in subscribers:
+                try:
+                    callback(result.changes)
+                except Exception:
+                    log.exception("a change subscriber failed")
+        return results
