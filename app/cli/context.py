@@ -27,6 +27,8 @@ def ask_passphrase_in_terminal(prompt: str, confirm: bool) -> str:
 @dataclass
 class CliContext:
     paths: Paths
+    dev_memory: bool = False
+    """Commands act on the coding agents' store (``dev-memory.db``) instead."""
     _settings: Settings | None = None
     _key: ResolvedKey | None = None
     _store: Store | None = None
@@ -43,15 +45,23 @@ class CliContext:
     def key(self) -> ResolvedKey:
         if self._key is None:
             ask = ask_passphrase_in_terminal if sys.stdin.isatty() else None
-            self._key = resolve_key(self.paths.db, ask)
+            self._key = resolve_key(self.db_path, ask)
         return self._key
 
     def store(self) -> Store:
         """The store, opened once per command and closed when it ends."""
         if self._store is None:
-            self._store = Store.open(self.paths.db, self.key.key)
+            self._store = Store.open(self.db_path, self.key.key)
             click.get_current_context().call_on_close(self._store.close)
         return self._store
+
+    @property
+    def db_path(self) -> Path:
+        if self.dev_memory:
+            from app.mcp.dev_memory import dev_memory_path
+
+            return dev_memory_path(self.paths)
+        return self.paths.db
 
     @property
     def model_path(self) -> Path | None:

@@ -33,11 +33,16 @@ INTERNAL_ERROR_EXIT = 70
     envvar="MAMA_HOME",
     help="Data folder (default: the platform's user data folder; env MAMA_HOME).",
 )
+@click.option(
+    "--dev",
+    is_flag=True,
+    help="Work on the coding agents' development memory (dev-memory.db), not yours.",
+)
 @click.version_option(package_name="mama", prog_name="mama")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
     """MAMA: your personal work agent, with a memory you can trust."""
-    ctx.obj = CliContext(paths=resolve_paths(home))
+    ctx.obj = CliContext(paths=resolve_paths(home), dev_memory=dev)
     if ctx.invoked_subcommand is None:
         # Until the desktop app lands, launching MAMA checks the installation.
         ctx.invoke(doctor)

@@ -164,3 +164,38 @@ def test_changing_the_model_then_reindex(mama: Mama, tmp_path: Path) -> None:
     found = mama.json("search", "when is salary paid")
     assert found["results"][0]["summary"] == "Payroll runs on the 25th"
     assert "vector" in found["results"][0]["found_by"]
+
+
+def test_owner_reviews_dev_memory_proposals(mama: Mama, model_cache_dir: Path) -> None:
+    from mama_core.embeddings import load_embedder
+    from mama_core.memory import Engine, Grant, SessionFacts
+    from mama_core.memory.session import ActorKind, TurnKind
+
+    mama.json("remember", "Mine, in the personal store", "--kind", "fact")
+    dev_db = mama.home / "dev-memory.db"
+    coding_agent = SessionFacts(
+        actor_kind=ActorKind.MCP_CLIENT, actor_name="claude-code", turn=TurnKind.MCP
+    )
+    with (
+        Store.open(dev_db, DbKey.from_secret(TEST_KEY_HEX)) as store,
+        Engine(store, load_embedder(None, model_cache_dir)) as engine,
+    ):
+        proposal = engine.dispatch(
+            "memory.save",
+            {
+                "kind": "lesson",
+                "summary": "Run the migrations before the tests",
+                "applies_when": "changing the schema",
+            },
+            coding_agent,
+            Grant.agent(["project:web"]),
+        )
+    assert proposal["status"] == "proposed"
+    jid = str(proposal["judgment_id"])
+    # Without --dev the owner's own store is meant: that id is another record.
+    assert mama.json("show", jid)["record"]["summary"] == "Mine, in the personal store"
+    approved = mama.json("--dev", "approve", jid)
+    assert approved["status"] == "active"
+    shown = mama.json("--dev", "show", jid)["record"]
+    assert shown["involvement"] == "owner_approved"
+    assert shown["provenance"]["actor_name"] == "claude-code"
