@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import keyring
+import keyring.backends.fail
 import pytest
 
 from app.paths import Paths
@@ -53,13 +55,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def private_desktop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def private_desktop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test touches the real autostart folder, data-folder pointer or keyring."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    # For child processes; this process may have chosen its backend already
+    # (earlier tests), so it is set explicitly too.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     for name in list(os.environ):
         if name.startswith("MAMA_"):
             monkeypatch.delenv(name)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
 
 
 @pytest.fixture

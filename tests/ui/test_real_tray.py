@@ -32,7 +32,6 @@ from tests.ui.conftest import ARTIFACTS, agent_propose, events_of, owner_save, s
 from ui.startup_probe import read_marks
 
 TOOLS = ("Xvfb", "trayer", "xdotool", "import")
-NOBODY = 65534
 T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
@@ -254,10 +253,11 @@ def status_of_home(home: Path, judgment_id: int) -> str:
     return str(row[0])
 
 
-@pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) is needed")
 def test_read_only_data_folder_is_a_dialog_and_exit_code(x_display: XDisplay) -> None:
-    """As an unprivileged user (root ignores permissions) the store is readable, not
-    writable: the app says so in a dialog and exits with the CLI's code."""
+    """On a read-only data folder the store is readable, not writable: the app says
+    so in a dialog and exits with the CLI's code. Root ignores permission bits, so
+    as root the folder is made a read-only bind mount in a private mount namespace
+    (an unprivileged user could not reach a clone in a private temp folder)."""
     work = Path(tempfile.mkdtemp(prefix="mama-ro-"))
     try:
         work.chmod(0o755)
@@ -270,7 +270,6 @@ def test_read_only_data_folder_is_a_dialog_and_exit_code(x_display: XDisplay) ->
         (home / "mama.db").chmod(0o644)
         runtime = work / "run"
         runtime.mkdir(mode=0o700)
-        os.chown(runtime, NOBODY, NOBODY)
         env = {k: v for k, v in x_display.env.items() if not k.startswith("MAMA_")}
         env.update(
             QT_QPA_PLATFORM="xcb",
@@ -282,16 +281,17 @@ def test_read_only_data_folder_is_a_dialog_and_exit_code(x_display: XDisplay) ->
             PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
             PYTHONDONTWRITEBYTECODE="1",
         )
+        command = [sys.executable, "-m", "ui.entry"]
+        if os.geteuid() == 0:
+            assert shutil.which("unshare"), "util-linux unshare is needed"
+            mount = (
+                f'mount --bind "{home}" "{home}" && mount -o remount,bind,ro "{home}" && exec "$@"'
+            )
+            command = ["unshare", "-m", "sh", "-c", mount, "sh", *command]
+        else:
+            home.chmod(0o555)
         app = subprocess.Popen(
-            [
-                "setpriv",
-                f"--reuid={NOBODY}",
-                f"--regid={NOBODY}",
-                "--clear-groups",
-                sys.executable,
-                "-m",
-                "ui.entry",
-            ],
+            command,
             env=env,
             cwd=REPO_ROOT,
             stdout=subprocess.PIPE,
