@@ -39,6 +39,9 @@ class Signal:
 
     def __init__(self) -> None:
         self._cond: asyncio.Condition | None = None
+        # The loop keeps only weak references to tasks: without these, a wake-up
+        # task could be collected mid-flight, holding the condition's lock.
+        self._wakers: set[asyncio.Task[None]] = set()
 
     def _condition(self) -> asyncio.Condition:
         if self._cond is None:
@@ -52,15 +55,22 @@ class Signal:
             async with cond:
                 cond.notify_all()
 
-        asyncio.get_running_loop().create_task(wake())
+        task = asyncio.get_running_loop().create_task(wake())
+        self._wakers.add(task)
+        task.add_done_callback(self._wakers.discard)
 
     def notify_threadsafe(self, loop: asyncio.AbstractEventLoop) -> None:
         loop.call_soon_threadsafe(self.notify)
 
     async def until(self, predicate: Callable[[], bool], timeout: float = 20.0) -> None:
         cond = self._condition()
-        async with cond:
-            await asyncio.wait_for(cond.wait_for(predicate), timeout)
+
+        async def wait() -> None:
+            async with cond:
+                await cond.wait_for(predicate)
+
+        # The timeout covers taking the lock too, not only the wait.
+        await asyncio.wait_for(wait(), timeout)
 
 
 class RecordingChannel:

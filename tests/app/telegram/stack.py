@@ -62,6 +62,12 @@ async def messenger(
         await asyncio.wait_for(gateway.connected.wait(), 20)
         yield Stack(api, runtime, gateway, turns)
     finally:
-        await gateway.stop()
-        await runtime.stop()
-        await api.stop()
+        # Each step bounded: a shutdown that hangs fails the test with the
+        # stacks of every task instead of stalling the whole run.
+        for step in (gateway.stop, runtime.stop, api.stop):
+            try:
+                await asyncio.wait_for(step(), 30)
+            except TimeoutError:
+                for task in asyncio.all_tasks():
+                    task.print_stack()
+                raise AssertionError(f"{step.__qualname__} did not finish in 30 s") from None
