@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mama_core.store import DbKey
+from mama_core.embeddings import Embedder, load_embedder
+from mama_core.store import DbKey, Store
 
 # Qt tests render offscreen unless a test sets up a real display itself.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -51,3 +52,19 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
         if name.startswith("MAMA_"):
             monkeypatch.delenv(name)
     yield monkeypatch
+
+
+@pytest.fixture(scope="session")
+def embedder(model_cache_dir: Path) -> Embedder:
+    """The real GGUF embedder, one per test session."""
+    return load_embedder(None, model_cache_dir)
+
+
+@pytest.fixture
+def store(db_key: DbKey, tmp_path: Path) -> Iterator[Store]:
+    """A new encrypted store in this test's folder, closed afterwards."""
+    opened = Store.open(tmp_path / "mama.db", db_key)
+    try:
+        yield opened
+    finally:
+        opened.close()
