@@ -29,27 +29,21 @@ class RuntimeDb:
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
         """One ``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any error."""
-        with self._lock:
-            conn = self.conn
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlcipher.Error):
-                        conn.execute("ROLLBACK")
-                if isinstance(exc, sqlcipher.Error):
-                    raise translate_error(exc, self.path) from exc
-                raise
+        with self._transaction("BEGIN IMMEDIATE") as conn:
+            yield conn
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
         """A consistent read (one deferred transaction)."""
+        with self._transaction("BEGIN") as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str) -> Iterator[Connection]:
         with self._lock:
             conn = self.conn
             try:
-                conn.execute("BEGIN")
+                conn.execute(begin)
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:
