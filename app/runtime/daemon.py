@@ -16,16 +16,11 @@ import signal
 import sys
 from collections.abc import Callable
 
-from app.backends.factory import make_backend
 from app.keys import resolve_key
 from app.logs import setup_file_logging
 from app.paths import Paths
-from app.runtime.context import ContextSettings
-from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
-from app.runtime.prompts import load_prompt
-from app.runtime.transaction import RuntimeDb
+from app.runtime.host import RuntimeHost
 from app.settings import Settings
-from app.telegram.config import api_url, telegram_token
 from mama_core.embeddings import load_embedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import Store
@@ -49,54 +44,23 @@ async def serve(
         engine = Engine(
             store, embedder, EngineConfig(tombstone_threshold=settings.tombstone_threshold)
         )
-        state = RuntimeDb(store.reader(), store.path)
         try:
-            await _run(paths, settings, engine, store, state, stop, announce)
+            host = RuntimeHost(paths, settings, engine, store)
+            await host.start()
+            try:
+                status = await host.status()
+                paused = ", paused from the tray" if status.paused else ""
+                announce(
+                    f"mama daemon: ready (agent {status.backend}{paused}, "
+                    f"telegram {status.telegram})"
+                )
+                await stop.wait()
+            finally:
+                await host.stop()
         finally:
             engine.close()
-            state.close()
     finally:
         store.close()
-
-
-async def _run(
-    paths: Paths,
-    settings: Settings,
-    engine: Engine,
-    store: Store,
-    state: RuntimeDb,
-    stop: asyncio.Event,
-    announce: Callable[[str], None],
-) -> None:
-    backend = make_backend(settings.agent_backend, paths.home, state, load_prompt())
-    runtime_settings = RuntimeSettings(
-        context=ContextSettings(guidance_budget_tokens=settings.guidance_budget_tokens)
-    )
-    runtime = OwnerRuntime(engine, store, backend, runtime_settings, db=state)
-    token = telegram_token()
-    gateway = None
-    await runtime.start()
-    try:
-        if token:
-            from app.telegram.gateway import TelegramGateway
-
-            gateway = TelegramGateway(runtime, engine, token, api_url())
-            await gateway.start()
-        else:
-            log.warning("no Telegram bot token: messages wait in the mailbox")
-        announce(
-            f"mama daemon: ready (agent {backend.name}, "
-            f"telegram {'on' if gateway else 'off: no bot token'})"
-        )
-        await stop.wait()
-    finally:
-        # No new updates, then finish the turn's bookkeeping and any send in
-        # flight, then close the Telegram client.
-        if gateway is not None:
-            await gateway.stop_receiving()
-        await runtime.stop()
-        if gateway is not None:
-            await gateway.stop()
 
 
 def run_daemon(paths: Paths, settings: Settings) -> None:

@@ -115,8 +115,14 @@ class OwnerRuntime:
         self._backend_started = False
         self._scan_needed = False
         self._sending: asyncio.Task[bool] | None = None
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._paused_since: datetime | None = None
+        self._pauses = 0
         self.turn_listeners: list[Callable[[ClaimedInput, TurnReply | None], None]] = []
         """Called after each turn (reply or None on failure): for the tray and tests."""
+        self.working_listeners: list[Callable[[bool], None]] = []
+        """Called with True when a turn starts and False when it ends (the tray's icon)."""
 
     # --- life cycle -----------------------------------------------------
 
@@ -171,9 +177,42 @@ class OwnerRuntime:
     async def post(self, new: NewInput) -> Posted:
         """Put an input in the mailbox (durably) and wake the worker."""
         posted = await self.run_db(self.mailbox.post, new)
-        if not posted.duplicate:
-            self._work.set()
+        if posted.duplicate:
+            return posted
+        self._work.set()
+        since = self._paused_since
+        if since is not None and new.kind is InputKind.OWNER_MESSAGE:
+            # Once per pause: the owner should not wonder why nobody answers.
+            await self.run_db(
+                self.journal.enqueue_notice,
+                f"paused:{since.isoformat()}:{self._pauses}",
+                "The agent is paused on your computer. Your messages wait and are answered "
+                "when it is resumed from the tray.",
+            )
+            self._send.set()
         return posted
+
+    # --- pausing --------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return self._paused_since is not None
+
+    def pause(self) -> None:
+        """Take no new input until ``resume`` (a turn under way finishes; messages
+        keep arriving in the mailbox; replies and proposal cards are still sent)."""
+        if self._paused_since is None:
+            self._paused_since = self.clock.now()
+            self._pauses += 1
+            self._resumed.clear()
+            log.info("agent paused")
+
+    def resume(self) -> None:
+        if self._paused_since is not None:
+            self._paused_since = None
+            self._resumed.set()
+            self._work.set()
+            log.info("agent resumed")
 
     def attach_channel(self, channel: OwnerChannel | None) -> None:
         """Send through ``channel`` from now on (None: hold messages in the journal)."""
@@ -193,6 +232,7 @@ class OwnerRuntime:
 
     async def _worker(self) -> None:
         while True:
+            await self._resumed.wait()
             self._work.clear()
             claimed = await self.run_db(self.mailbox.claim)
             if claimed is None:
@@ -207,6 +247,7 @@ class OwnerRuntime:
 
     async def _run_turn(self, claimed: ClaimedInput) -> None:
         reply: TurnReply | None = None
+        self._tell_working(True)
         try:
             async with self._typing(claimed):
                 reply = await self._turn(claimed)
@@ -214,6 +255,8 @@ class OwnerRuntime:
             await self._failed(claimed, exc.message)
         except MamaError as exc:
             await self._failed(claimed, f"{exc.code}: {exc.message}")
+        finally:
+            self._tell_working(False)
         if reply is not None:
             try:
                 await self.run_db(self.mailbox.complete, claimed, reply.text, reply.cards)
@@ -223,6 +266,13 @@ class OwnerRuntime:
             self._send.set()
         for listener in list(self.turn_listeners):
             listener(claimed, reply)
+
+    def _tell_working(self, working: bool) -> None:
+        for listener in list(self.working_listeners):
+            try:
+                listener(working)
+            except Exception:
+                log.exception("a working listener failed")
 
     async def _turn(self, claimed: ClaimedInput) -> TurnReply:
         try:

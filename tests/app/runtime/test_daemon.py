@@ -46,7 +46,7 @@ def test_daemon_without_a_bot_token_serves_and_stops_cleanly(
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        assert "ready (agent command-mode, telegram off: no bot token)" in line
+        assert "ready (agent command-mode, telegram off (no bot token))" in line
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err

@@ -187,3 +187,42 @@ def test_replies_wait_out_a_channel_outage_and_arrive_once(engine: Engine, store
 
     run(engine, store, CommandModeBackend(), scenario, channel)
     assert len(channel.sent) == 1 and channel.sent[0].text.startswith("Commands:")
+
+
+def test_paused_agent_holds_messages_says_so_once_and_answers_on_resume(
+    engine: Engine, store: Store
+) -> None:
+    working: list[bool] = []
+
+    async def scenario(runtime: OwnerRuntime, channel: RecordingChannel, turns: Signal) -> None:
+        runtime.working_listeners.append(working.append)
+        # Control: an unpaused runtime answers and reports the turn as work.
+        await runtime.post(owner_says(1, "/search anything"))
+        await channel.signal.until(lambda: len(channel.sent) == 1)
+        assert working == [True, False]
+
+        runtime.pause()
+        await runtime.post(owner_says(2, "/remember fact The printer is on floor 3"))
+        await runtime.post(owner_says(3, "/search printer"))
+        await channel.signal.until(lambda: len(channel.sent) == 2)
+        assert "The agent is paused" in channel.sent[1].text
+        counts = await runtime.run_db(runtime.mailbox.counts)
+        assert counts.get("pending") == 2, counts  # held, not lost, not answered
+        assert working == [True, False]
+
+        runtime.resume()
+        await channel.signal.until(lambda: len(channel.sent) == 4)
+        assert channel.sent[2].text.startswith("Saved #1 (fact, active)")
+        assert channel.sent[3].text == "#1 fact: The printer is on floor 3"
+        assert working == [True, False] * 3
+        # One notice per pause: a second pause tells the owner again, once.
+        runtime.pause()
+        await runtime.post(owner_says(4, "/help"))
+        await runtime.post(owner_says(5, "/help"))
+        await channel.signal.until(lambda: len(channel.sent) == 5)
+        assert "The agent is paused" in channel.sent[4].text
+        runtime.resume()
+        await channel.signal.until(lambda: len(channel.sent) == 7)
+        assert sum("The agent is paused" in m.text for m in channel.sent) == 2
+
+    run(engine, store, CommandModeBackend(), scenario)

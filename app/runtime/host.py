@@ -1,0 +1,209 @@
+"""One owner runtime per data folder, with its Telegram gateway: what ``mama daemon``
+and the tray app both run.
+
+``RuntimeHost`` builds the configured agent backend, the runtime and — when a
+bot token is configured — the gateway over an engine and store that are already
+open, and tears them down in the reverse order. A lock file in the data folder
+makes sure only one process serves a memory: two would answer the owner twice
+and fight over Telegram's update queue. Pausing the agent is kept in the store,
+so a pause set in the tray also holds for a daemon started later, and after a
+restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from filelock import FileLock, Timeout
+
+from app.backends.factory import make_backend
+from app.paths import Paths
+from app.runtime.context import ContextSettings
+from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
+from app.runtime.prompts import load_prompt
+from app.runtime.state import delete_state, get_state, set_state
+from app.runtime.transaction import RuntimeDb
+from app.settings import Settings
+from app.telegram.config import api_url, telegram_token
+from mama_core.errors import MamaError
+from mama_core.memory import Engine
+from mama_core.store import Store
+
+if TYPE_CHECKING:
+    from app.telegram.gateway import TelegramGateway
+    from app.telegram.pairing import PairedOwner
+
+log = logging.getLogger(__name__)
+
+LOCK_FILE_NAME = "runtime.lock"
+PAUSED_KEY = "agent_paused"
+
+
+class RuntimeBusyError(MamaError):
+    """Another MAMA process already serves this memory's agent and Telegram bot."""
+
+    code = "runtime_busy"
+    exit_code = 53
+
+
+@dataclass(frozen=True)
+class HostStatus:
+    """What the tray shows about the agent and the messenger."""
+
+    backend: str
+    telegram: str
+    """"off (no bot token)", "connecting…", "connected as @name", or what went wrong."""
+    owner: str | None
+    """The paired Telegram owner (``@name``), or None."""
+    paused: bool
+
+
+class RuntimeHost:
+    """Starts and stops the owner runtime (and Telegram) over an open memory."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        settings: Settings,
+        engine: Engine,
+        store: Store,
+        *,
+        token: str | None = None,
+        bot_api_url: str | None = None,
+        runtime_settings: RuntimeSettings | None = None,
+    ) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.engine = engine
+        self.store = store
+        self._token = token
+        self._api_url = bot_api_url
+        self._runtime_settings = runtime_settings
+        self.runtime: OwnerRuntime | None = None
+        self.gateway: TelegramGateway | None = None
+        self._db: RuntimeDb | None = None
+        self._lock = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
+        self.working_listeners: list[Callable[[bool], None]] = []
+        """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
+
+    @property
+    def lock_path(self) -> str:
+        return str(self._lock.lock_file)
+
+    async def start(self) -> None:
+        """Take the lock, then start the runtime and (with a token) the gateway."""
+        self.paths.home.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()  # non-blocking: an flock on a local file
+        except Timeout:
+            raise RuntimeBusyError(
+                "Another MAMA (the tray app or `mama daemon`) already runs the agent for "
+                f"{self.paths.home}; stop it first, or use that one."
+            ) from None
+        try:
+            await self._start_locked()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start_locked(self) -> None:
+        db = RuntimeDb(self.store.reader(), self.store.path)
+        self._db = db
+        backend = make_backend(self.settings.agent_backend, self.paths.home, db, load_prompt())
+        runtime_settings = self._runtime_settings or RuntimeSettings(
+            context=ContextSettings(guidance_budget_tokens=self.settings.guidance_budget_tokens)
+        )
+        runtime = OwnerRuntime(self.engine, self.store, backend, runtime_settings, db=db)
+        runtime.working_listeners.append(self._working)
+        self.runtime = runtime
+        if await runtime.run_db(get_state, db, PAUSED_KEY):
+            runtime.pause()
+        await runtime.start()
+        token = self._token if self._token is not None else telegram_token()
+        if token:
+            from app.telegram.gateway import TelegramGateway
+
+            self.gateway = TelegramGateway(runtime, self.engine, token, self._api_url or api_url())
+            await self.gateway.start()
+        else:
+            log.warning("no Telegram bot token: messages wait in the mailbox")
+
+    async def stop(self) -> None:
+        """No new updates, then finish the turn's bookkeeping and any send in flight,
+        then close the Telegram client; the lock is released last."""
+        gateway, runtime, db = self.gateway, self.runtime, self._db
+        self.gateway = self.runtime = self._db = None
+        try:
+            if gateway is not None:
+                await gateway.stop_receiving()
+            if runtime is not None:
+                await runtime.stop()
+            if gateway is not None:
+                await gateway.stop()
+        finally:
+            if db is not None:
+                db.close()
+            if self._lock.is_locked:
+                self._lock.release()
+
+    @property
+    def running(self) -> bool:
+        return self.runtime is not None
+
+    # --- what the tray asks for -----------------------------------------
+
+    async def set_paused(self, paused: bool) -> None:
+        """Pause or resume the agent, now and across restarts."""
+        runtime = self._need_runtime()
+        db = runtime.db
+        if paused:
+            await runtime.run_db(set_state, db, PAUSED_KEY, "1")
+            runtime.pause()
+        else:
+            await runtime.run_db(delete_state, db, PAUSED_KEY)
+            runtime.resume()
+
+    async def new_pair_code(self) -> str:
+        """A one-time code for ``/pair`` (the same the CLI's ``telegram pair-code`` gives)."""
+        from app.telegram.pairing import Pairing
+
+        runtime = self._need_runtime()
+        return await runtime.run_db(Pairing(runtime.db, runtime.clock).new_code)
+
+    async def paired_owner(self) -> PairedOwner | None:
+        from app.telegram.pairing import Pairing
+
+        runtime = self._need_runtime()
+        return await runtime.run_db(Pairing(runtime.db, runtime.clock).owner)
+
+    async def status(self) -> HostStatus:
+        runtime = self._need_runtime()
+        owner = await self.paired_owner()
+        return HostStatus(
+            backend=runtime.backend.name,
+            telegram=self._telegram_state(),
+            owner=f"@{owner.username}" if owner and owner.username else None,
+            paused=runtime.paused,
+        )
+
+    def _telegram_state(self) -> str:
+        gateway = self.gateway
+        if gateway is None:
+            return "off (no bot token)"
+        if gateway.fatal:
+            return gateway.fatal
+        if gateway.connected.is_set():
+            return f"connected as @{gateway.app.bot.username}"
+        return "connecting…"
+
+    def _need_runtime(self) -> OwnerRuntime:
+        if self.runtime is None:
+            raise RuntimeError("the runtime is not running")
+        return self.runtime
+
+    def _working(self, working: bool) -> None:
+        for listener in list(self.working_listeners):
+            listener(working)

@@ -1,0 +1,105 @@
+"""The runtime host: one runtime per data folder (a lock file), and a pause that
+holds across restarts and processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from app.paths import Paths
+from app.runtime.host import LOCK_FILE_NAME, RuntimeBusyError, RuntimeHost
+from app.settings import Settings
+from mama_core.memory import Engine
+from mama_core.store import Store
+from tests.conftest import TEST_KEY_HEX
+
+MAMA = Path(sys.executable).with_name("mama")
+
+
+def host(tmp_path: Path, engine: Engine, store: Store) -> RuntimeHost:
+    paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
+    return RuntimeHost(paths, Settings(), engine, store, token="")
+
+
+def test_a_second_host_on_the_same_folder_is_refused_until_the_first_stops(
+    tmp_path: Path, engine: Engine, store: Store
+) -> None:
+    async def main() -> None:
+        first, second = host(tmp_path, engine, store), host(tmp_path, engine, store)
+        await first.start()
+        try:
+            assert first.running
+            with pytest.raises(RuntimeBusyError) as refused:
+                await second.start()
+            assert refused.value.exit_code == 53
+            assert "already runs the agent" in refused.value.message
+            assert not second.running
+        finally:
+            await first.stop()
+        # Control: with the first one gone, the same second host starts.
+        await second.start()
+        try:
+            status = await second.status()
+            assert status.backend == "command-mode"
+            assert status.telegram == "off (no bot token)"
+            assert status.owner is None and not status.paused
+        finally:
+            await second.stop()
+
+    asyncio.run(main())
+
+
+def test_pause_is_kept_in_the_store_across_restarts(
+    tmp_path: Path, engine: Engine, store: Store
+) -> None:
+    async def main() -> None:
+        first = host(tmp_path, engine, store)
+        await first.start()
+        await first.set_paused(True)
+        assert first.runtime is not None and first.runtime.paused
+        await first.stop()
+
+        second = host(tmp_path, engine, store)
+        await second.start()
+        try:
+            assert (await second.status()).paused
+            await second.set_paused(False)
+            assert not (await second.status()).paused
+        finally:
+            await second.stop()
+
+        third = host(tmp_path, engine, store)
+        await third.start()
+        try:
+            assert not (await third.status()).paused
+        finally:
+            await third.stop()
+
+    asyncio.run(main())
+
+
+def test_the_daemon_refuses_to_start_beside_another_runtime(
+    tmp_path: Path, model_cache_dir: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "MAMA_HOME": str(home),
+        "MAMA_DB_KEY": TEST_KEY_HEX,
+        "MAMA_CACHE_DIR": str(model_cache_dir),
+    }
+    # Another process (the tray, say) holds the runtime lock of this folder.
+    with FileLock(home / LOCK_FILE_NAME, thread_local=False):
+        done = subprocess.run(
+            [str(MAMA), "daemon"], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+    assert done.returncode == 53, done.stderr
+    assert done.stderr.startswith("mama: runtime_busy: Another MAMA"), done.stderr
+    assert "Traceback" not in done.stderr
