@@ -2,9 +2,12 @@
 
 ``ui.application.run()`` (``mama`` with no arguments) runs one ``Desktop`` on
 a qasync loop. ``Desktop.run()`` shows the tray at once, then opens the memory
-(first-run wizard, or key + store + model on a worker thread), and lives until
-Quit. A start failure shows its one-line reason and becomes the exit
-code; later errors become tray notifications and log lines.
+(first-run wizard, or key + store + model on a worker thread), starts the
+owner runtime (the agent and Telegram, ``app.runtime.host``) over it, and lives
+until Quit. A start failure shows its one-line reason and becomes the exit
+code; later errors become tray notifications and log lines. If a ``mama
+daemon`` already serves this memory, the tray still reviews and searches it
+but leaves the agent to the daemon.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.logs import setup_file_logging
 from app.paths import Paths
+from app.runtime.host import HostStatus, RuntimeBusyError, RuntimeHost
 from app.settings import Settings
 from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
 from ui.error_reporting import RuntimeErrors, exit_code_of, fatal_dialog, one_line
@@ -56,6 +60,10 @@ class Desktop(QtCore.QObject):
     """A dialog of the app is open: first run, passphrase, settings, a fatal error."""
     settings_applied = Signal(object)
     """The owner saved Settings; the new ``Settings`` value."""
+    runtime_changed = Signal()
+    """The agent runtime started, stopped, paused or resumed, or its status line changed."""
+    pair_code_shown = Signal(str)
+    """A Telegram pairing code is on screen (for tests)."""
 
     def __init__(
         self,
@@ -71,6 +79,7 @@ class Desktop(QtCore.QObject):
         self.memory: OpenMemory | None = None
         self.bridge: EngineBridge | None = None
         self.window: ReviewWindow | None = None
+        self.host: RuntimeHost | None = None
         self.agent_paused = False
         self.first_run: QtWidgets.QWizard | None = None
         self.settings_dialog: QtWidgets.QDialog | None = None
@@ -88,6 +97,8 @@ class Desktop(QtCore.QObject):
         self.tray.review_requested.connect(self.show_review)
         self.tray.search_requested.connect(self.show_search)
         self.tray.pause_requested.connect(self.set_agent_paused)
+        self.tray.pair_requested.connect(self.pair_telegram)
+        self.tray.menu_opening.connect(self._status_soon)
         self.tray.settings_requested.connect(self.open_settings)
         self.tray.open_folder_requested.connect(self.open_data_folder)
         self.tray.quit_requested.connect(self.quit)
@@ -152,6 +163,7 @@ class Desktop(QtCore.QObject):
             await self.window.aclose()
             self.window.close()
         await self._tasks.aclose()
+        await self._stop_runtime()
         if self.bridge is not None:
             self.bridge.close()
         if self.memory is not None:
@@ -236,6 +248,101 @@ class Desktop(QtCore.QObject):
         self.bridge.changed.connect(self._on_changes)
         self.tray.set_ready()
         self._tasks.spawn(self._refresh_waiting())
+        self._tasks.spawn(self._start_runtime())
+
+    # --- the owner runtime: the agent and Telegram ------------------------------------------
+
+    async def _start_runtime(self) -> None:
+        memory = self.memory
+        if memory is None:
+            return
+        host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
+        host.working_listeners.append(self.tray.set_working)
+        try:
+            await host.start()
+        except RuntimeBusyError as exc:
+            log.warning("agent not started here: %s", exc.message)
+            self.tray.set_agent_status("Agent: run by another MAMA process", available=False)
+            self.notify("The agent runs elsewhere", exc.message)
+            self.runtime_changed.emit()
+            return
+        except MamaError as exc:
+            log.warning("agent not started: %s: %s", exc.code, exc.message)
+            self.tray.set_agent_status("Agent: not running", available=False)
+            self.tray.set_trouble(exc.message)
+            self.runtime_changed.emit()
+            return
+        self.host = host
+        await self.refresh_runtime_status()
+        if host.gateway is not None:
+            self._tasks.spawn(self._when_connected(host))
+
+    async def _when_connected(self, host: RuntimeHost) -> None:
+        """ "Telegram: connecting…" becomes "connected as @bot" (it may take a while offline)."""
+        assert host.gateway is not None
+        await host.gateway.connected.wait()
+        if host is self.host:
+            await self.refresh_runtime_status()
+
+    async def _stop_runtime(self) -> None:
+        host, self.host = self.host, None
+        if host is not None:
+            await host.stop()
+            self.tray.set_working(False)
+
+    async def _restart_runtime(self) -> None:
+        """Settings changed what the runtime is built from (backend, bot token)."""
+        await self._stop_runtime()
+        await self._start_runtime()
+
+    def _status_soon(self) -> None:
+        if self.host is not None:
+            self._tasks.spawn(self.refresh_runtime_status())
+
+    async def refresh_runtime_status(self) -> None:
+        """Show the agent's and Telegram's state in the tray menu's first line."""
+        host = self.host
+        if host is None or not host.running:
+            return
+        status = await host.status()
+        self.tray.set_agent_status(_status_line(status))
+        self.agent_paused = status.paused
+        self.tray.set_paused(status.paused)
+        self.runtime_changed.emit()
+
+    def pair_telegram(self) -> None:
+        self._tasks.spawn(self.show_pair_code())
+
+    async def show_pair_code(self) -> None:
+        """Show a one-time code the owner sends to the bot as ``/pair CODE``."""
+        host = self.host
+        if host is None or not host.running:
+            self.notify("Pairing unavailable", "The agent does not run in this app.")
+            return
+        box = QtWidgets.QMessageBox()
+        box.setObjectName("pair_dialog")
+        box.setWindowTitle(f"{APP_TITLE} — Pair Telegram")
+        box.setWindowIcon(app_icon())
+        box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        code = None
+        if host.gateway is None:
+            box.setIcon(QtWidgets.QMessageBox.Icon.Information)
+            box.setText(
+                "No Telegram bot token is set. Create a bot with @BotFather, put its token "
+                "in Settings…, then come back here to pair."
+            )
+        else:
+            code = await host.new_pair_code()
+            box.setIcon(QtWidgets.QMessageBox.Icon.Information)
+            box.setText(
+                "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
+                f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
+            )
+        if code is not None:
+            self.pair_code_shown.emit(code)
+        await self._show(box)
+        box.deleteLater()
+        await self.refresh_runtime_status()
 
     # --- change-sets: the tray's count and notifications ----------------------------------
 
@@ -314,10 +421,17 @@ class Desktop(QtCore.QObject):
             self.window.focus_search()
 
     def set_agent_paused(self, paused: bool) -> None:
-        """Pause or resume the agent (the owner runtime listens to ``agent_pause_changed``)."""
+        """Pause or resume the agent, here and for later starts (kept in the store)."""
         self.agent_paused = paused
         self.tray.set_paused(paused)
         self.agent_pause_changed.emit(paused)
+        host = self.host
+        if host is not None and host.running:
+            self._tasks.spawn(self._pause(host, paused))
+
+    async def _pause(self, host: RuntimeHost, paused: bool) -> None:
+        await host.set_paused(paused)
+        await self.refresh_runtime_status()
 
     def open_data_folder(self) -> None:
         self.paths.home.mkdir(parents=True, exist_ok=True)
@@ -336,8 +450,9 @@ class Desktop(QtCore.QObject):
         try:
             if await self._show(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
                 return
+            choice = dialog.choice()
             new = await apply_choice(
-                dialog.choice(),
+                choice,
                 before,
                 settings_path=self.paths.settings,
                 memory=self.memory,
@@ -345,6 +460,10 @@ class Desktop(QtCore.QObject):
                 parent=self.window,
                 notify=self.notify,
             )
+            if self.memory is not None and (
+                choice.telegram_token is not None or new.agent_backend != before.agent_backend
+            ):
+                await self._restart_runtime()
             self.settings_applied.emit(new)
         finally:
             self.settings_dialog = None
@@ -367,6 +486,26 @@ class Desktop(QtCore.QObject):
 
     def _task_failed(self, exc: BaseException) -> None:
         self.errors.report(exc, "background task failed")
+
+
+def _status_line(status: HostStatus) -> str:
+    agent = BACKEND_NAMES.get(status.backend, status.backend)
+    if status.paused:
+        agent += " (paused)"
+    telegram = status.telegram
+    if status.owner:
+        telegram += f", paired with {status.owner}"
+    elif status.telegram.startswith("connected"):
+        telegram += ", not paired"
+    return f"Agent: {agent} · Telegram: {telegram}"
+
+
+BACKEND_NAMES = {
+    "command-mode": "command mode",
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "local-gguf": "local model",
+}
 
 
 class _Progress(QtCore.QObject):

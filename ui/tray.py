@@ -1,8 +1,10 @@
 """The tray icon and its menu: where MAMA lives on the desktop.
 
 The icon shows the state (starting, idle, agent working, paused, trouble)
-and a badge with the number of proposals waiting; the menu offers Review,
-Search memory…, Pause/Resume agent, Settings…, Open data folder and Quit.
+and a badge with the number of proposals waiting; the menu starts with a line
+saying what the agent and Telegram are doing, then offers Review, Search
+memory…, Pause/Resume agent, Pair Telegram…, Settings…, Open data folder and
+Quit.
 The tray only emits what the owner asked for; the desktop controller acts.
 """
 
@@ -21,8 +23,11 @@ class Tray(QtCore.QObject):
     search_requested = Signal()
     pause_requested = Signal(bool)
     """True: pause the agent; False: resume it."""
+    pair_requested = Signal()
     settings_requested = Signal()
     open_folder_requested = Signal()
+    menu_opening = Signal()
+    """The owner is opening the menu (a moment to refresh what it shows)."""
     quit_requested = Signal()
     changed = Signal()
     """The icon, tooltip or menu changed (state or count)."""
@@ -37,12 +42,20 @@ class Tray(QtCore.QObject):
 
         self.menu = QtWidgets.QMenu()
         self.menu.setObjectName("tray_menu")
+        self.menu.aboutToShow.connect(self.menu_opening)
+        self.agent_status_action = self.menu.addAction("Agent: starting…")
+        self.agent_status_action.setEnabled(False)
+        self.menu.addSeparator()
         self.review_action = self.menu.addAction("&Review")
         self.review_action.triggered.connect(self.review_requested)
         self.search_action = self.menu.addAction("&Search memory…")
         self.search_action.triggered.connect(self.search_requested)
         self.pause_action = self.menu.addAction("&Pause agent")
         self.pause_action.triggered.connect(lambda: self.pause_requested.emit(not self._paused))
+        self.pair_action = self.menu.addAction("Pair &Telegram…")
+        self.pair_action.triggered.connect(self.pair_requested)
+        self.pause_action.setEnabled(False)  # until the agent runs here
+        self.pair_action.setEnabled(False)
         self.menu.addSeparator()
         self.settings_action = self.menu.addAction("Se&ttings…")
         self.settings_action.triggered.connect(self.settings_requested)
@@ -83,6 +96,14 @@ class Tray(QtCore.QObject):
     def set_paused(self, paused: bool) -> None:
         self._paused = paused
         self._redraw()
+
+    def set_agent_status(self, text: str, *, available: bool = True) -> None:
+        """The menu's first line (e.g. "Agent: command mode · Telegram: connected as @bot");
+        ``available`` False greys out what needs the agent here (pause, pairing)."""
+        self.agent_status_action.setText(text)
+        self.pause_action.setEnabled(available)
+        self.pair_action.setEnabled(available)
+        self.changed.emit()
 
     def set_trouble(self, message: str | None) -> None:
         """Show (or clear) a lasting problem, e.g. the agent backend cannot start."""

@@ -198,8 +198,9 @@ def test_review_from_the_real_tray(
         menu_box = open_menu()
         mx, my, mw, mh = menu_box
         x_display.screenshot("tray-menu.png", (max(mx - 40, 0), 0, mw + 200, my + mh + 20))
-        # The first entry, Review (1 waiting): clicked, as keys may go to another window.
-        x_display.run("xdotool", "mousemove", str(mx + mw // 2), str(my + 14), "click", "1")
+        # Review (1 waiting), under the agent's status line and a separator: clicked,
+        # as keys may go to another window.
+        x_display.run("xdotool", "mousemove", str(mx + mw // 2), str(my + 37), "click", "1")
 
         window = poll("the review window", lambda: x_display.windows("Review$", "--name") or None)[
             0

@@ -1,0 +1,178 @@
+"""The tray app runs the owner runtime: the agent answers Telegram while the tray
+shows it working, pairing starts from the tray menu, Pause holds messages until
+Resume, and a daemon already serving the memory keeps the agent to itself."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from filelock import FileLock
+
+from app.paths import Paths
+from app.runtime.host import LOCK_FILE_NAME
+from mama_core.embeddings import GgufEmbedder
+from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
+from mama_core.store import DbKey, Store
+from tests.app.telegram.fake_bot_api import FakeBotApi
+from tests.conftest import TEST_KEY_HEX
+from tests.ui.conftest import agent_propose, wait_signal, wait_until
+from tests.ui.test_desktop import run_desktop
+from ui.desktop import Desktop
+from ui.icons import TrayState
+from ui.qt import QtWidgets
+
+OWNER_CHAT, OWNER_USER = 4242, 77
+
+
+@pytest.fixture
+def existing_store(paths: Paths, embedder: GgufEmbedder) -> None:
+    with (
+        Store.open(paths.db, DbKey.from_secret(TEST_KEY_HEX)) as store,
+        Engine(store, embedder, EngineConfig()),
+    ):
+        pass
+
+
+@pytest.fixture
+def keyed(monkeypatch: pytest.MonkeyPatch, paths: Paths) -> None:
+    monkeypatch.setenv("MAMA_DB_KEY", TEST_KEY_HEX)
+    monkeypatch.setenv("MAMA_CACHE_DIR", str(paths.cache))
+
+
+def texts_to_owner(api: FakeBotApi) -> list[str]:
+    return api.texts_to(OWNER_CHAT)
+
+
+async def owner_says(api: FakeBotApi, text: str, replies: int = 1) -> list[str]:
+    before = len(texts_to_owner(api))
+    api.push_message(OWNER_CHAT, OWNER_USER, text, username="ada")
+    await api.signal.until(lambda: len(texts_to_owner(api)) >= before + replies)
+    return texts_to_owner(api)[before:]
+
+
+def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    embedder: GgufEmbedder,
+) -> None:
+    api = FakeBotApi()
+    url = loop.run_until_complete(api.start())
+    monkeypatch.setenv("MAMA_TELEGRAM_TOKEN", api.token)
+    monkeypatch.setenv("MAMA_TELEGRAM_API_URL", url)
+    desktop = Desktop(paths)
+    tray = desktop.tray
+    boxes: list[QtWidgets.QDialog] = []
+    desktop.dialog_opened.connect(boxes.append)
+    working: list[bool] = []
+
+    async def scenario() -> None:
+        status = tray.agent_status_action
+        await wait_until(lambda: "connected as @mama_test_bot" in status.text(), tray.changed)
+        assert status.text() == (
+            "Agent: command mode · Telegram: connected as @mama_test_bot, not paired"
+        )
+        assert desktop.host is not None
+        desktop.host.working_listeners.append(working.append)
+
+        # Before pairing the agent hears nobody (positive control after pairing).
+        api.push_message(OWNER_CHAT, OWNER_USER, "/search anything", username="ada")
+        gateway = desktop.host.gateway
+        assert gateway is not None
+        await api.signal.until(lambda: len(gateway.ignored) == 1)
+
+        shown = asyncio.ensure_future(wait_signal(desktop.pair_code_shown))
+        tray.pair_action.trigger()
+        (code,) = await shown
+        box = boxes[-1]
+        assert box.objectName() == "pair_dialog" and f"/pair {code}" in box.text()
+        box.accept()
+        paired = await owner_says(api, f"/pair {code}")
+        assert any("Paired" in t for t in paired)
+        await desktop.refresh_runtime_status()
+        assert status.text().endswith("paired with @ada")
+
+        # An owner message is answered; the tray showed the agent working meanwhile.
+        seen_working: list[TrayState] = []
+        desktop.host.working_listeners.append(lambda w: seen_working.append(tray.state))
+        saved = await owner_says(api, "/remember fact The printer is on floor 3")
+        assert saved[0].startswith("Saved #1 (fact, active)")
+        assert working == [True, False]
+        assert seen_working == [TrayState.WORKING, TrayState.IDLE]
+
+        # Paused from the tray: the message waits, the owner is told once, nothing answered.
+        tray.pause_action.trigger()
+        await wait_until(lambda: "(paused)" in status.text(), tray.changed)
+        assert tray.state is TrayState.PAUSED
+        held = await owner_says(api, "/search printer")
+        assert len(held) == 1 and "The agent is paused" in held[0]
+        runtime = desktop.host.runtime
+        assert runtime is not None
+        assert (await runtime.run_db(runtime.mailbox.counts)).get("pending") == 1
+        assert working == [True, False]
+
+        # Resumed: the held message is answered.
+        before = len(texts_to_owner(api))
+        tray.pause_action.trigger()
+        await api.signal.until(lambda: len(texts_to_owner(api)) > before)
+        assert texts_to_owner(api)[-1] == "#1 fact: The printer is on floor 3"
+        assert tray.pause_action.text() == "&Pause agent"
+
+        # An agent proposal made elsewhere (the MCP bridge, say) reaches Telegram as a card.
+        assert desktop.memory is not None
+        engine = desktop.memory.engine
+        before = len(api.sent)
+        await asyncio.to_thread(agent_propose, engine, "Prefer tables")
+        await api.signal.until(lambda: len(api.sent) > before)
+        card = api.sent[-1]
+        assert "Prefer tables" in card["text"] and "reply_markup" in card
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        loop.run_until_complete(api.stop())
+    assert code == 0
+    assert desktop.host is None
+    # Quit released the runtime lock (a daemon may serve the memory now).
+    with FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False):
+        pass
+    with (
+        Store.open(paths.db, DbKey.from_secret(TEST_KEY_HEX)) as store,
+        Engine(store, embedder, EngineConfig()) as engine,
+    ):
+        found = engine.dispatch("memory.read", {"id": 1}, SessionFacts.owner_cli(), Grant.owner())[
+            "record"
+        ]
+        assert found["summary"] == "The printer is on floor 3"
+
+
+def test_a_daemon_already_serving_keeps_the_agent_and_the_tray_still_reviews(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    desktop = Desktop(paths)
+    tray = desktop.tray
+    notes: list[tuple[str, str]] = []
+    desktop.notified.connect(lambda title, text: notes.append((title, text)))
+
+    async def scenario() -> None:
+        await wait_until(lambda: bool(notes), desktop.notified)
+        assert notes[0][0] == "The agent runs elsewhere"
+        assert tray.agent_status_action.text() == "Agent: run by another MAMA process"
+        assert not tray.pause_action.isEnabled() and not tray.pair_action.isEnabled()
+        assert desktop.host is None
+        # Control: the memory itself works here — a proposal is counted for review.
+        assert desktop.memory is not None
+        await asyncio.to_thread(agent_propose, desktop.memory.engine, "Prefer tables")
+        await wait_until(lambda: tray.waiting == 1, tray.changed)
+        assert tray.review_action.isEnabled()
+
+    paths.home.mkdir(parents=True, exist_ok=True)
+    with FileLock(paths.home / LOCK_FILE_NAME, thread_local=False):  # "the daemon"
+        code, _ = run_desktop(loop, desktop, scenario)
+    assert code == 0
