@@ -31,6 +31,9 @@ class Settings(BaseModel):
     tombstone_threshold: float = Field(default=0.92, ge=0.5, le=1.0)
     guidance_budget_tokens: int = Field(default=1500, ge=100, le=100_000)
     agent_backend: str = Field(default="command")
+    local_model_path: Path | None = Field(
+        default=None, description="The GGUF chat model of the local agent backend."
+    )
 
     @classmethod
     def load(cls, path: Path) -> Settings:
@@ -45,6 +48,8 @@ class Settings(BaseModel):
                 ) from exc
         if env_model := os.environ.get("MAMA_EMBEDDING_MODEL"):
             data["embedding_model_path"] = env_model
+        if env_chat := os.environ.get("MAMA_LOCAL_MODEL"):
+            data["local_model_path"] = env_chat
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -460,8 +460,10 @@ class Desktop(QtCore.QObject):
                 parent=self.window,
                 notify=self.notify,
             )
+            runtime_inputs = ("agent_backend", "local_model_path")
             if self.memory is not None and (
-                choice.telegram_token is not None or new.agent_backend != before.agent_backend
+                choice.telegram_token is not None
+                or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)
             ):
                 await self._restart_runtime()
             self.settings_applied.emit(new)

@@ -101,6 +101,16 @@ class SettingsDialog(QtWidgets.QDialog):
         self.backend.setCurrentIndex(at)
         form.addRow("Agent backend", self.backend)
 
+        chat = settings.local_model_path
+        self.chat_model = QtWidgets.QLineEdit("" if chat is None else str(chat))
+        self.chat_model.setObjectName("local_model_path")
+        self.chat_model.setPlaceholderText("A GGUF chat model file, for the local backend")
+        self.choose_chat_model = QtWidgets.QPushButton("Browse…")
+        self.choose_chat_model.clicked.connect(self._choose_chat_model)
+        form.addRow("Local chat model", self._row(self.chat_model, self.choose_chat_model))
+        self.backend.currentIndexChanged.connect(self._backend_changed)
+        self._backend_changed()
+
         self.token = QtWidgets.QLineEdit()
         self.token.setObjectName("telegram_token")
         self.token.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
@@ -179,6 +189,19 @@ class SettingsDialog(QtWidgets.QDialog):
         dialog.fileSelected.connect(self.model_path.setText)
         dialog.open()
 
+    def _backend_changed(self) -> None:
+        local = self.backend.currentData() in ("local", "local-gguf", "gguf")
+        self.chat_model.setEnabled(local)
+        self.choose_chat_model.setEnabled(local)
+
+    def _choose_chat_model(self) -> None:
+        start = self.chat_model.text() or str(QtCore.QDir.homePath())
+        dialog = QtWidgets.QFileDialog(self, "Choose a GGUF chat model", start)
+        dialog.setNameFilter("GGUF models (*.gguf)")
+        dialog.setFileMode(QtWidgets.QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(self.chat_model.setText)
+        dialog.open()
+
     def _forget(self) -> None:
         self._forget_token = True
         self.token.clear()
@@ -188,10 +211,12 @@ class SettingsDialog(QtWidgets.QDialog):
     def choice(self) -> SettingsChoice:
         """The owner's choices as values (call after the dialog was accepted)."""
         model_text = self.model_path.text().strip()
+        chat_text = self.chat_model.text().strip()
         settings = self._settings.model_copy(
             update={
                 "embedding_model_path": Path(model_text).expanduser() if model_text else None,
                 "agent_backend": str(self.backend.currentData()),
+                "local_model_path": Path(chat_text).expanduser() if chat_text else None,
                 "guidance_budget_tokens": int(self.budget.value()),
             }
         )

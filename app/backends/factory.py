@@ -2,8 +2,9 @@
 
 ``command`` (the default) needs nothing. ``claude`` and ``codex`` run the CLIs
 (``MAMA_CLAUDE_BIN`` / ``MAMA_CODEX_BIN`` name the executables, else PATH);
-``local`` runs a GGUF chat model (``MAMA_LOCAL_MODEL``). A backend that cannot
-run here is still built: its first turn tells the owner what is missing.
+``local`` runs the GGUF chat model of the ``local_model_path`` setting
+(``MAMA_LOCAL_MODEL`` overrides it). A backend that cannot run here is still
+built: its first turn tells the owner what is missing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
 
 BACKENDS = ("command", "claude", "codex", "local")
+"""The short names; each backend's own name (``claude-code``, ``local-gguf``…) works too."""
 
 
 class UnknownBackendError(MamaError):
@@ -24,9 +26,17 @@ class UnknownBackendError(MamaError):
     exit_code = 3
 
 
-def make_backend(name: str, home: Path, state: RuntimeDb, tools_prompt: str) -> AgentBackend:
+def make_backend(
+    name: str,
+    home: Path,
+    state: RuntimeDb,
+    tools_prompt: str,
+    *,
+    local_model: Path | None = None,
+) -> AgentBackend:
     """The backend called ``name``; ``home`` is the data folder (agent work folders
-    live under it), ``state`` keeps session ids, ``tools_prompt`` is the system prompt."""
+    live under it), ``state`` keeps session ids, ``tools_prompt`` is the system prompt,
+    ``local_model`` the GGUF chat model of the local backend."""
     chosen = name.strip().lower()
     workdir = home / "agent"
     if chosen in ("command", "command-mode", ""):
@@ -55,11 +65,10 @@ def make_backend(name: str, home: Path, state: RuntimeDb, tools_prompt: str) -> 
             ),
             state,
         )
-    if chosen in ("local", "gguf"):
+    if chosen in ("local", "local-gguf", "gguf"):
         from app.backends.local_model import LocalModelBackend
 
-        model = os.environ.get("MAMA_LOCAL_MODEL")
-        return LocalModelBackend(Path(model) if model else None, tools_prompt)
+        return LocalModelBackend(local_model, tools_prompt)
     raise UnknownBackendError(
         f"Unknown agent backend {name!r} in the settings; choose one of {', '.join(BACKENDS)}."
     )

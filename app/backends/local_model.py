@@ -1,9 +1,10 @@
 """A local GGUF chat model through llama-cpp-python, for owners who want no cloud model.
 
-The model file is a setting (``MAMA_LOCAL_MODEL``). llama-cpp-python's own
-tool-calling chat format (``chatml-function-calling``, 0.3.36) cannot carry a
-conversation: it drops tool results from the prompt and only lets the model
-answer with another call or an empty message. So this backend speaks a small
+The model file is a setting (``local_model_path``; ``MAMA_LOCAL_MODEL``
+overrides it). llama-cpp-python's own tool-calling chat format
+(``chatml-function-calling``, 0.3.36) cannot carry a conversation: it drops
+tool results from the prompt and only lets the model answer with another call
+or an empty message. So this backend speaks a small
 protocol of its own, which any instruction-following model can follow and a
 grammar enforces:
 
@@ -100,8 +101,9 @@ class LocalModelBackend:
     async def start(self, tools: list[ToolSpec]) -> None:
         if self.model_path is None:
             raise BackendUnavailableError(
-                "No local chat model is configured: set MAMA_LOCAL_MODEL to a GGUF chat model "
-                "file, or choose another agent backend. Until then I answer commands only."
+                "No local chat model is configured: choose a GGUF chat model in Settings "
+                "(or set MAMA_LOCAL_MODEL), or choose another agent backend. Until then I "
+                "answer commands only."
             )
         if not self.model_path.is_file():
             raise BackendUnavailableError(

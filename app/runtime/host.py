@@ -112,7 +112,13 @@ class RuntimeHost:
     async def _start_locked(self) -> None:
         db = RuntimeDb(self.store.reader(), self.store.path)
         self._db = db
-        backend = make_backend(self.settings.agent_backend, self.paths.home, db, load_prompt())
+        backend = make_backend(
+            self.settings.agent_backend,
+            self.paths.home,
+            db,
+            load_prompt(),
+            local_model=self.settings.local_model_path,
+        )
         runtime_settings = self._runtime_settings or RuntimeSettings(
             context=ContextSettings(guidance_budget_tokens=self.settings.guidance_budget_tokens)
         )

@@ -227,3 +227,60 @@ def test_new_embedding_model_reembeds_every_memory(
     assert started["fact"] in result["found"]
     saved = json.loads(paths.settings.read_text("utf-8"))
     assert saved["embedding_model_path"] == str(model_file)
+
+
+def test_choosing_the_local_model_backend_restarts_the_agent_with_that_model(
+    paths: Paths, started: dict[str, int], loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    desktop = Desktop(paths)
+    model = tmp_path / "chat.gguf"
+    enabled: dict[str, bool] = {}
+
+    def change(dialog: SettingsDialog) -> None:
+        enabled["before"] = dialog.chat_model.isEnabled()  # commands only: not used
+        dialog.backend.setCurrentIndex(dialog.backend.findData("local-gguf"))
+        enabled["after"] = dialog.chat_model.isEnabled()
+        dialog.chat_model.setText(str(model))
+
+    async def scenario() -> None:
+        status = desktop.tray.agent_status_action
+        await wait_until(
+            lambda: status.text().startswith("Agent: command mode"), desktop.tray.changed
+        )
+        first_host = desktop.host
+        await edit_settings(desktop, change)
+        assert desktop.host is not None and desktop.host is not first_host
+        assert status.text().startswith("Agent: local model")
+        runtime = desktop.host.runtime
+        assert runtime is not None
+        assert getattr(runtime.backend, "model_path", None) == model
+
+    code, _ = run_desktop(loop, desktop, scenario)
+    assert code == 0
+    assert enabled == {"before": False, "after": True}
+    saved = json.loads(paths.settings.read_text("utf-8"))
+    assert saved == {"agent_backend": "local-gguf", "local_model_path": str(model)}
+
+
+def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
+    store: Store, tmp_path: Path
+) -> None:
+    from app.backends.factory import UnknownBackendError, make_backend
+    from app.runtime.transaction import RuntimeDb
+    from ui.settings_dialog import AGENT_BACKENDS
+
+    db = RuntimeDb(store.reader(), store.path)
+    try:
+        built = {
+            value: make_backend(value, tmp_path, db, "prompt").name for value, _ in AGENT_BACKENDS
+        }
+        with pytest.raises(UnknownBackendError):  # control: a name nobody offers
+            make_backend("gpt-9", tmp_path, db, "prompt")
+    finally:
+        db.close()
+    assert built == {
+        "command": "command-mode",
+        "claude-code": "claude-code",
+        "codex": "codex",
+        "local-gguf": "local-gguf",
+    }
