@@ -258,6 +258,7 @@ class Desktop(QtCore.QObject):
             return
         host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
         host.working_listeners.append(self.tray.set_working)
+        self.tray.set_trouble(None)
         try:
             await host.start()
         except RuntimeBusyError as exc:
@@ -278,11 +279,17 @@ class Desktop(QtCore.QObject):
             self._tasks.spawn(self._when_connected(host))
 
     async def _when_connected(self, host: RuntimeHost) -> None:
-        """ "Telegram: connecting…" becomes "connected as @bot" (it may take a while offline)."""
-        assert host.gateway is not None
-        await host.gateway.connected.wait()
-        if host is self.host:
-            await self.refresh_runtime_status()
+        """Show "connected as @bot" once Telegram answers (it may take a while offline),
+        or show as trouble that Telegram refused the token, until it is fixed."""
+        gateway = host.gateway
+        assert gateway is not None
+        connected = await gateway.wait_connected()
+        if host is not self.host:
+            return
+        await self.refresh_runtime_status()
+        if not connected and gateway.fatal:
+            self.tray.set_trouble(gateway.fatal)
+            self.notify_error("Telegram is not connected", gateway.fatal)
 
     async def _stop_runtime(self) -> None:
         host, self.host = self.host, None

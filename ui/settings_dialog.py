@@ -182,25 +182,23 @@ class SettingsDialog(QtWidgets.QDialog):
         self.folder_note.setVisible(Path(folder) != self._data_folder)
 
     def _choose_model(self) -> None:
-        start = self.model_path.text() or str(QtCore.QDir.homePath())
-        dialog = QtWidgets.QFileDialog(self, "Choose a GGUF embedding model", start)
+        self._choose_gguf("Choose a GGUF embedding model", self.model_path)
+
+    def _choose_chat_model(self) -> None:
+        self._choose_gguf("Choose a GGUF chat model", self.chat_model)
+
+    def _choose_gguf(self, title: str, field: QtWidgets.QLineEdit) -> None:
+        start = field.text() or str(QtCore.QDir.homePath())
+        dialog = QtWidgets.QFileDialog(self, title, start)
         dialog.setNameFilter("GGUF models (*.gguf)")
         dialog.setFileMode(QtWidgets.QFileDialog.FileMode.ExistingFile)
-        dialog.fileSelected.connect(self.model_path.setText)
+        dialog.fileSelected.connect(field.setText)
         dialog.open()
 
     def _backend_changed(self) -> None:
         local = self.backend.currentData() in ("local", "local-gguf", "gguf")
         self.chat_model.setEnabled(local)
         self.choose_chat_model.setEnabled(local)
-
-    def _choose_chat_model(self) -> None:
-        start = self.chat_model.text() or str(QtCore.QDir.homePath())
-        dialog = QtWidgets.QFileDialog(self, "Choose a GGUF chat model", start)
-        dialog.setNameFilter("GGUF models (*.gguf)")
-        dialog.setFileMode(QtWidgets.QFileDialog.FileMode.ExistingFile)
-        dialog.fileSelected.connect(self.chat_model.setText)
-        dialog.open()
 
     def _forget(self) -> None:
         self._forget_token = True

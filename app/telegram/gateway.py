@@ -168,9 +168,12 @@ class TelegramGateway:
             try:
                 await self.app.initialize()
                 break
-            except InvalidToken:
+            except InvalidToken:  # its text holds the token: not logged
                 self.fatal = "Telegram refused the bot token; set a valid one in the settings."
                 log.error(self.fatal)
+                # The bot's HTTP clients were opened before the token was refused.
+                with contextlib.suppress(Exception):
+                    await self.app.bot.shutdown()
                 return
             except TelegramError as exc:
                 log.warning("Telegram not reachable (%s); retrying in %.0fs", exc, delay)
@@ -189,6 +192,13 @@ class TelegramGateway:
         self.connected.set()
         self.runtime.attach_channel(self)
         log.info("Telegram connected as @%s", self.app.bot.username)
+
+    async def wait_connected(self) -> bool:
+        """Wait until the bot is connected (True) or Telegram refused the token (False)."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
+        return self.connected.is_set()
 
     @property
     def owner(self) -> PairedOwner | None:

@@ -176,3 +176,38 @@ def test_a_daemon_already_serving_keeps_the_agent_and_the_tray_still_reviews(
     with FileLock(paths.home / LOCK_FILE_NAME, thread_local=False):  # "the daemon"
         code, _ = run_desktop(loop, desktop, scenario)
     assert code == 0
+
+
+def test_a_refused_bot_token_shows_as_trouble_and_commands_still_queue(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api = FakeBotApi()
+    url = loop.run_until_complete(api.start())
+    monkeypatch.setenv("MAMA_TELEGRAM_TOKEN", "999:not-the-bots-token")  # Telegram says 401
+    monkeypatch.setenv("MAMA_TELEGRAM_API_URL", url)
+    desktop = Desktop(paths)
+    tray = desktop.tray
+    notes: list[tuple[str, str]] = []
+    desktop.notified.connect(lambda title, text: notes.append((title, text)))
+
+    async def scenario() -> None:
+        await wait_until(lambda: tray.state is TrayState.TROUBLE, tray.changed, timeout=30)
+        assert notes[-1] == (
+            "Telegram is not connected",
+            "Telegram refused the bot token; set a valid one in the settings.",
+        )
+        assert tray.icon.toolTip().startswith("MAMA — Telegram refused the bot token")
+        assert "Telegram: Telegram refused the bot token" in tray.agent_status_action.text()
+        assert [c.status for c in api.calls] and all(c.status == 401 for c in api.calls)
+        # The agent itself still runs here: pausing works (the menu entry is live).
+        assert tray.pause_action.isEnabled() and desktop.host is not None
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        loop.run_until_complete(api.stop())
+    assert code == 0

@@ -21,6 +21,7 @@ from typing import Any
 
 from tests.app.runtime.support import Signal
 
+REASONS = {200: "OK", 401: "Unauthorized", 429: "Too Many Requests", 502: "Bad Gateway"}
 STRING_FIELDS = {"text", "parse_mode", "callback_query_id", "action", "caption", "data"}
 BOT = {
     "id": 999,
@@ -148,7 +149,7 @@ class FakeBotApi:
                 path = request_line.decode("latin-1").split(" ")[1]
                 status, payload = await self._route(path, headers, body)
                 data = json.dumps(payload).encode()
-                reason = {200: "OK", 429: "Too Many Requests", 502: "Bad Gateway"}.get(status, "X")
+                reason = REASONS.get(status, "X")
                 writer.write(
                     f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
                     f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n".encode()
@@ -165,6 +166,9 @@ class FakeBotApi:
         self, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, dict[str, Any]]:
         prefix = f"/bot{self.token}/"
+        if path.startswith("/bot") and not path.startswith(prefix):  # as Telegram answers
+            self._record(path.rsplit("/", maxsplit=1)[-1], {}, 401)
+            return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
         if not path.startswith(prefix):
             return 404, {"ok": False, "error_code": 404, "description": "Not Found"}
         method = path[len(prefix) :]
