@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from app.logs import setup_file_logging
 from app.paths import Paths
-from app.runtime.host import HostStatus, RuntimeBusyError, RuntimeHost
 from app.settings import Settings
 from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
 from ui.error_reporting import RuntimeErrors, exit_code_of, fatal_dialog, one_line
@@ -33,6 +32,7 @@ from ui.tray import APP_TITLE, Tray
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from app.runtime.host import HostStatus, RuntimeHost
     from mama_core.memory import ChangeSet
     from ui.bridge import EngineBridge
     from ui.review_window import ReviewWindow
@@ -253,6 +253,10 @@ class Desktop(QtCore.QObject):
     # --- the owner runtime: the agent and Telegram ------------------------------------------
 
     async def _start_runtime(self) -> None:
+        # Imported here: the runtime pulls in the backends and Telegram, which the
+        # tray icon should not wait for.
+        from app.runtime.host import RuntimeBusyError, RuntimeHost
+
         memory = self.memory
         if memory is None:
             return

@@ -12,6 +12,7 @@ restart.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -110,7 +111,9 @@ class RuntimeHost:
             raise
 
     async def _start_locked(self) -> None:
-        db = RuntimeDb(self.store.reader(), self.store.path)
+        # Off the loop: a new SQLCipher connection may derive a key, and the keyring
+        # may search its backends — either can take a noticeable moment.
+        db = await asyncio.to_thread(lambda: RuntimeDb(self.store.reader(), self.store.path))
         self._db = db
         backend = make_backend(
             self.settings.agent_backend,
@@ -128,7 +131,7 @@ class RuntimeHost:
         if await runtime.run_db(get_state, db, PAUSED_KEY):
             runtime.pause()
         await runtime.start()
-        token = self._token if self._token is not None else telegram_token()
+        token = self._token if self._token is not None else await asyncio.to_thread(telegram_token)
         if token:
             from app.telegram.gateway import TelegramGateway
 

@@ -4,6 +4,10 @@ The feed walks ``judgments`` past a durable cursor (``runtime_state``), so it
 sees proposals from this process (woken by the engine's change-sets) and from
 others (``mama mcp``, the CLI) on its periodic pass; the journal's
 de-duplication makes a second look harmless.
+
+The first scan of a store (no cursor yet: the runtime never ran on it) cards
+a few waiting proposals, but a backlog becomes one notice instead of a flood
+of cards — they wait in the tray's review window.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from app.runtime.state import get_state, set_state
 from app.runtime.transaction import RuntimeDb
 
 CURSOR_KEY = "proposal_cursor"
+FIRST_SCAN_CARDS = 3
+"""At most this many proposals older than the runtime are sent as cards."""
 
 
 class ProposalFeed:
@@ -24,7 +30,10 @@ class ProposalFeed:
 
     def scan(self) -> list[int]:
         """Queue cards for proposals past the cursor; return the judgment ids queued."""
-        cursor = int(get_state(self.db, CURSOR_KEY) or 0)
+        stored = get_state(self.db, CURSOR_KEY)
+        if stored is None:
+            return self._first_scan()
+        cursor = int(stored)
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT id, status FROM judgments WHERE id > ? ORDER BY id", (cursor,)
@@ -35,4 +44,26 @@ class ProposalFeed:
                 queued.append(int(judgment_id))
         if rows:
             set_state(self.db, CURSOR_KEY, str(int(rows[-1][0])))
+        return queued
+
+    def _first_scan(self) -> list[int]:
+        with self.db.read() as conn:
+            last = int(conn.execute("SELECT coalesce(max(id), 0) FROM judgments").fetchone()[0])
+            waiting = [
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT id FROM judgments WHERE status = 'proposed' AND id <= ? ORDER BY id",
+                    (last,),
+                )
+            ]
+        queued: list[int] = []
+        if len(waiting) <= FIRST_SCAN_CARDS:
+            queued = [j for j in waiting if self.journal.enqueue_proposal(j)]
+        else:
+            self.journal.enqueue_notice(
+                f"backlog:{last}",
+                f"{len(waiting)} proposals made before I was connected are waiting for your "
+                "review: open Review in the MAMA tray. New ones will come here.",
+            )
+        set_state(self.db, CURSOR_KEY, str(last))
         return queued

@@ -33,3 +33,26 @@ def test_each_proposal_is_queued_once_and_owner_saves_never(
     assert card is not None and card.kind is DeliveryKind.PROPOSAL
     assert card.judgment_id == proposed["judgment_id"]
     assert journal.take_next() is None
+
+
+def test_a_backlog_at_the_first_start_is_one_notice_not_a_flood(
+    engine: Engine, runtime_db: RuntimeDb, clock: ManualClock
+) -> None:
+    journal = DeliveryJournal(runtime_db, clock)
+    feed = ProposalFeed(runtime_db, journal)
+    for n in range(5):
+        lesson = {"kind": "lesson", "summary": f"Lesson {n}", "applies_when": "always"}
+        engine.dispatch("memory.save", lesson, MCP, GRANT)
+
+    assert feed.scan() == []  # five is a backlog: no cards…
+    notice = journal.take_next()
+    assert notice is not None and notice.kind is DeliveryKind.NOTICE
+    assert notice.text.startswith("5 proposals made before I was connected")
+    assert journal.take_next() is None
+
+    # …and what comes after the first start is carded as usual (the control).
+    later = {"kind": "lesson", "summary": "Lesson 6", "applies_when": "always"}
+    made = engine.dispatch("memory.save", later, MCP, GRANT)
+    assert feed.scan() == [made["judgment_id"]]
+    card = journal.take_next()
+    assert card is not None and card.judgment_id == made["judgment_id"]
