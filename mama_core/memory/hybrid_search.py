@@ -4,11 +4,13 @@ The action's rules stay the plain search's: beliefs only unless the owner
 asks for other statuses, scopes bounded by the grant (a foreign scope is
 refused, never narrowed). Recall then applies the same predicate before any
 top-K. An empty query has no words to rank by, so it lists the newest
-records through the plain search.
+records through the plain search — without loading the vector cache, which
+the first ranked search pays for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mama_core.memory import plain_search
@@ -22,8 +24,8 @@ from mama_core.recall.predicate import all_scope_names
 from mama_core.store.connection import Connection
 
 
-def search(conn: Connection, call: Call, recall: Recall) -> dict[str, Any]:
-    """Run memory.search for ``call`` with ``recall``."""
+def search(conn: Connection, call: Call, recall: Callable[[], Recall]) -> dict[str, Any]:
+    """Run memory.search for ``call``; ``recall()`` gives hybrid recall (made on first use)."""
     inp = call.input
     assert isinstance(inp, SearchInput)
     if not inp.query.strip():
@@ -46,7 +48,7 @@ def search(conn: Connection, call: Call, recall: Recall) -> dict[str, Any]:
         limit=inp.limit,
         include_history=inp.include_history,
     )
-    hits = recall.search(query)
+    hits = recall().search(query)
     results = [_hit_dict(hit, grant) for hit in hits]
     return {"results": results, "count": len(results)}
 

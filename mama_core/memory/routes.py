@@ -31,7 +31,7 @@ ReadHandler = Callable[[Connection, Call, Env], dict[str, Any]]
 def _search(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
     if env.recall is None:
         return plain_search.search(conn, call)
-    return hybrid_search.search(conn, call, env.recall())
+    return hybrid_search.search(conn, call, env.recall)
 
 
 MUTATIONS: dict[str, MutationBuilder] = {

@@ -83,3 +83,18 @@ def test_agent_provenance_is_stamped_from_session(engine: Engine) -> None:
     assert provenance["message_ref"] == "tg:42"
     assert provenance["turn"] == "owner_message"
     assert row[1] == "agent_inferred"
+
+
+def test_listing_without_words_does_not_load_the_vector_cache(engine: Engine) -> None:
+    """The review window lists by empty query on open; loading every vector for that
+    cost ~250 ms at 10,000 memories (bench.startup) and bought nothing."""
+    saved = engine.dispatch(
+        "memory.save", {"kind": "fact", "summary": "The printer is on floor 3"}, OWNER, OWNER_GRANT
+    )
+    listed = engine.dispatch("memory.search", {"query": "  "}, OWNER, OWNER_GRANT)
+    assert [r["id"] for r in listed["results"]] == [saved["judgment_id"]]
+    assert engine.vector_cache is None
+    # Control: a search with words ranks with vectors, so the cache is loaded then.
+    found = engine.dispatch("memory.search", {"query": "printer"}, OWNER, OWNER_GRANT)
+    assert [r["id"] for r in found["results"]] == [saved["judgment_id"]]
+    assert engine.vector_cache is not None and len(engine.vector_cache) == 1
