@@ -262,6 +262,7 @@ class Desktop(QtCore.QObject):
             return
         host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
         host.working_listeners.append(self.tray.set_working)
+        host.working_listeners.append(self._turn_ended)
         self.tray.set_trouble(None)
         try:
             await host.start()
@@ -290,9 +291,8 @@ class Desktop(QtCore.QObject):
         connected = await gateway.wait_connected()
         if host is not self.host:
             return
-        await self.refresh_runtime_status()
+        await self.refresh_runtime_status()  # shows a refused token as trouble
         if not connected and gateway.fatal:
-            self.tray.set_trouble(gateway.fatal)
             self.notify_error("Telegram is not connected", gateway.fatal)
 
     async def _stop_runtime(self) -> None:
@@ -306,6 +306,10 @@ class Desktop(QtCore.QObject):
         await self._stop_runtime()
         await self._start_runtime()
 
+    def _turn_ended(self, working: bool) -> None:
+        if not working:  # a turn may have found the backend missing, or working again
+            self._status_soon()
+
     def _status_soon(self) -> None:
         if self.host is not None:
             self._tasks.spawn(self.refresh_runtime_status())
@@ -317,6 +321,7 @@ class Desktop(QtCore.QObject):
             return
         status = await host.status()
         self.tray.set_agent_status(_status_line(status))
+        self.tray.set_trouble(status.problem)
         self.agent_paused = status.paused
         self.tray.set_paused(status.paused)
         self.runtime_changed.emit()
@@ -503,6 +508,8 @@ class Desktop(QtCore.QObject):
 
 def _status_line(status: HostStatus) -> str:
     agent = BACKEND_NAMES.get(status.backend, status.backend)
+    if status.backend_problem:
+        agent += " (cannot run; commands still work)"
     if status.paused:
         agent += " (paused)"
     telegram = status.telegram

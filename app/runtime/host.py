@@ -60,6 +60,15 @@ class HostStatus:
     owner: str | None
     """The paired Telegram owner (``@name``), or None."""
     paused: bool
+    backend_problem: str | None = None
+    """Why the agent backend could not run at its last try (a CLI missing, say)."""
+    telegram_problem: str | None = None
+    """Why Telegram cannot be used (the token was refused)."""
+
+    @property
+    def problem(self) -> str | None:
+        """What keeps the agent or Telegram from working, for the tray's trouble state."""
+        return self.backend_problem or self.telegram_problem
 
 
 class RuntimeHost:
@@ -196,6 +205,8 @@ class RuntimeHost:
             telegram=self._telegram_state(),
             owner=f"@{owner.username}" if owner and owner.username else None,
             paused=runtime.paused,
+            backend_problem=runtime.backend_problem,
+            telegram_problem=self.gateway.fatal if self.gateway else None,
         )
 
     def _telegram_state(self) -> str:

@@ -123,6 +123,8 @@ class OwnerRuntime:
         """Called after each turn (reply or None on failure): for the tray and tests."""
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True when a turn starts and False when it ends (the tray's icon)."""
+        self.backend_problem: str | None = None
+        """Why the agent backend could not run at its last try (None once it runs)."""
 
     # --- life cycle -----------------------------------------------------
 
@@ -294,12 +296,14 @@ class OwnerRuntime:
         if not self._backend_started:
             await self.backend.start(agent_tools(self.engine, self.grant))
             self._backend_started = True
+            self.backend_problem = None
 
     async def _unavailable(
         self, claimed: ClaimedInput, exc: BackendUnavailableError, facts: SessionFacts
     ) -> TurnReply:
         """The backend cannot run: tell the owner plainly; slash commands still work."""
         log.warning("backend %s unavailable: %s", self.backend.name, exc.message)
+        self.backend_problem = exc.message
         if claimed.kind is not InputKind.OWNER_MESSAGE:
             raise BackendError(exc.message)
         fallback = CommandModeBackend(note=exc.message)

@@ -5,12 +5,14 @@ Resume, and a daemon already serving the memory keeps the agent to itself."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
 from app.paths import Paths
 from app.runtime.host import LOCK_FILE_NAME
+from app.settings import Settings
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
 from mama_core.store import DbKey, Store
@@ -205,6 +207,48 @@ def test_a_refused_bot_token_shows_as_trouble_and_commands_still_queue(
         assert [c.status for c in api.calls] and all(c.status == 401 for c in api.calls)
         # The agent itself still runs here: pausing works (the menu entry is live).
         assert tray.pause_action.isEnabled() and desktop.host is not None
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        loop.run_until_complete(api.stop())
+    assert code == 0
+
+
+def test_a_missing_agent_cli_shows_in_the_tray_and_the_owner_is_told(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    api = FakeBotApi()
+    url = loop.run_until_complete(api.start())
+    monkeypatch.setenv("MAMA_TELEGRAM_TOKEN", api.token)
+    monkeypatch.setenv("MAMA_TELEGRAM_API_URL", url)
+    monkeypatch.setenv("MAMA_CLAUDE_BIN", str(tmp_path / "no" / "claude"))
+    Settings(agent_backend="claude-code").save(paths.settings)
+    desktop = Desktop(paths)
+    tray = desktop.tray
+
+    async def scenario() -> None:
+        status = tray.agent_status_action
+        await wait_until(lambda: "connected as" in status.text(), tray.changed, timeout=30)
+        assert status.text().startswith("Agent: Claude Code ·")  # not known to fail yet
+        assert tray.state is not TrayState.TROUBLE
+        assert desktop.host is not None
+        code = await desktop.host.new_pair_code()
+        await owner_says(api, f"/pair {code}")
+
+        answer = await owner_says(api, "What is on my plate today?")
+        assert "Claude Code is not installed here" in answer[0]
+        await wait_until(lambda: tray.state is TrayState.TROUBLE, tray.changed)
+        assert "Claude Code is not installed here" in tray.icon.toolTip()
+        assert status.text().startswith("Agent: Claude Code (cannot run; commands still work)")
+        # Commands still work without the CLI (the control).
+        listed = await owner_says(api, "/search plate")
+        assert "Nothing found." in listed[-1]
 
     try:
         code, _ = run_desktop(loop, desktop, scenario)
