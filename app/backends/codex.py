@@ -44,6 +44,10 @@ DISABLED_FEATURES = (
     "apps",
     "browser_use",
     "computer_use",
+    "image_generation",
+    "sleep_tool",
+    "tool_suggest",
+    "skill_search",
 )
 INSTALL_HINT = (
     "Install Codex (npm install -g @openai/codex), or set MAMA_CODEX_BIN to its path, or "
@@ -130,7 +134,12 @@ class CodexBackend:
         args = [self._executable, "app-server"]
         for feature in DISABLED_FEATURES:
             args += ["--disable", feature]
-        overrides = ['approval_policy="never"', 'sandbox_mode="read-only"', *self.settings.config]
+        overrides = [
+            'approval_policy="never"',
+            'sandbox_mode="read-only"',
+            'web_search="disabled"',  # the agent reads the web only through what MAMA gives it
+            *self.settings.config,
+        ]
         if self.settings.model:
             overrides.append(f"model={json.dumps(self.settings.model)}")
         for override in overrides:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.backends.codex import CodexBackend, CodexSettings
+from app.backends.tools import agent_tools
 from app.runtime.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
@@ -117,6 +118,10 @@ def test_owner_message_through_codex_saves_a_proposal_that_arrives_with_buttons(
     first = fake.requests[0]
     offered = {t.get("name") for t in first.get("tools", [])}
     assert "memory_save" in offered and "exec_command" not in offered
+    # No built-in reach beyond our actions: no shell, no web search, no image tool.
+    assert {t.get("type") for t in first.get("tools", [])} == {"function"}
+    ours = {s.name for s in agent_tools(engine, Grant.agent(["global"], "global"))}
+    assert offered - ours <= {"request_user_input"}
     assert not any("approve" in str(n) or "purge" in str(n) for n in offered)
     assert any("# Session context" in t for t in user_texts(first))
 
