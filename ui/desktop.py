@@ -3,7 +3,7 @@
 ``ui.application.run()`` (``mama`` with no arguments) runs one ``Desktop`` on
 a qasync loop. ``Desktop.run()`` shows the tray at once, then opens the memory
 (first-run wizard, or key + store + model on a worker thread), starts the
-owner runtime (the agent and Telegram, ``app.runtime.host``) over it, and lives
+owner runtime (the agent and Telegram, ``ui.agent_control``) over it, and lives
 until Quit. A start failure shows its one-line reason and becomes the exit
 code; later errors become tray notifications and log lines. If a ``mama
 daemon`` already serves this memory, the tray still reviews and searches it
@@ -21,6 +21,7 @@ from app.logs import setup_file_logging
 from app.paths import Paths
 from app.settings import Settings
 from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
+from ui.agent_control import AgentControl
 from ui.error_reporting import RuntimeErrors, exit_code_of, fatal_dialog, one_line
 from ui.icons import app_icon
 from ui.memory_session import OpenMemory, find_key, is_first_run, open_memory, warm_up
@@ -32,7 +33,6 @@ from ui.tray import APP_TITLE, Tray
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from app.runtime.host import HostStatus, RuntimeHost
     from mama_core.memory import ChangeSet
     from ui.bridge import EngineBridge
     from ui.review_window import ReviewWindow
@@ -60,10 +60,6 @@ class Desktop(QtCore.QObject):
     """A dialog of the app is open: first run, passphrase, settings, a fatal error."""
     settings_applied = Signal(object)
     """The owner saved Settings; the new ``Settings`` value."""
-    runtime_changed = Signal()
-    """The agent runtime started, stopped, paused or resumed, or its status line changed."""
-    pair_code_shown = Signal(str)
-    """A Telegram pairing code is on screen (for tests)."""
 
     def __init__(
         self,
@@ -79,8 +75,6 @@ class Desktop(QtCore.QObject):
         self.memory: OpenMemory | None = None
         self.bridge: EngineBridge | None = None
         self.window: ReviewWindow | None = None
-        self.host: RuntimeHost | None = None
-        self.agent_paused = False
         self.first_run: QtWidgets.QWizard | None = None
         self.settings_dialog: QtWidgets.QDialog | None = None
         self.log_path: Path | None = None
@@ -97,13 +91,20 @@ class Desktop(QtCore.QObject):
         self.tray.review_requested.connect(self.show_review)
         self.tray.search_requested.connect(self.show_search)
         self.tray.pause_requested.connect(self.set_agent_paused)
-        self.tray.pair_requested.connect(self.pair_telegram)
-        self.tray.menu_opening.connect(self._status_soon)
         self.tray.settings_requested.connect(self.open_settings)
         self.tray.open_folder_requested.connect(self.open_data_folder)
         self.tray.quit_requested.connect(self.quit)
         if instance is not None:
             instance.show_requested.connect(self.show_review)
+        self.agent = AgentControl(
+            paths,
+            self.tray,
+            self._tasks,
+            notify=self.notify,
+            notify_error=self.notify_error,
+            show_dialog=self._show,
+            parent=self,
+        )
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -163,7 +164,7 @@ class Desktop(QtCore.QObject):
             await self.window.aclose()
             self.window.close()
         await self._tasks.aclose()
-        await self._stop_runtime()
+        await self.agent.stop()
         if self.bridge is not None:
             self.bridge.close()
         if self.memory is not None:
@@ -248,117 +249,7 @@ class Desktop(QtCore.QObject):
         self.bridge.changed.connect(self._on_changes)
         self.tray.set_ready()
         self._tasks.spawn(self._refresh_waiting())
-        self._tasks.spawn(self._start_runtime())
-
-    # --- the owner runtime: the agent and Telegram ------------------------------------------
-
-    async def _start_runtime(self) -> None:
-        # Imported here: the runtime pulls in the backends and Telegram, which the
-        # tray icon should not wait for.
-        from app.runtime.host import RuntimeBusyError, RuntimeHost
-
-        memory = self.memory
-        if memory is None:
-            return
-        host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
-        host.working_listeners.append(self.tray.set_working)
-        host.working_listeners.append(self._turn_ended)
-        self.tray.set_trouble(None)
-        try:
-            await host.start()
-        except RuntimeBusyError as exc:
-            log.warning("agent not started here: %s", exc.message)
-            self.tray.set_agent_status("Agent: run by another MAMA process", available=False)
-            self.notify("The agent runs elsewhere", exc.message)
-            self.runtime_changed.emit()
-            return
-        except MamaError as exc:
-            log.warning("agent not started: %s: %s", exc.code, exc.message)
-            self.tray.set_agent_status("Agent: not running", available=False)
-            self.tray.set_trouble(exc.message)
-            self.runtime_changed.emit()
-            return
-        self.host = host
-        await self.refresh_runtime_status()
-        if host.gateway is not None:
-            self._tasks.spawn(self._when_connected(host))
-
-    async def _when_connected(self, host: RuntimeHost) -> None:
-        """Show "connected as @bot" once Telegram answers (it may take a while offline),
-        or show as trouble that Telegram refused the token, until it is fixed."""
-        gateway = host.gateway
-        assert gateway is not None
-        connected = await gateway.wait_connected()
-        if host is not self.host:
-            return
-        await self.refresh_runtime_status()  # shows a refused token as trouble
-        if not connected and gateway.fatal:
-            self.notify_error("Telegram is not connected", gateway.fatal)
-
-    async def _stop_runtime(self) -> None:
-        host, self.host = self.host, None
-        if host is not None:
-            await host.stop()
-            self.tray.set_working(False)
-
-    async def _restart_runtime(self) -> None:
-        """Settings changed what the runtime is built from (backend, bot token)."""
-        await self._stop_runtime()
-        await self._start_runtime()
-
-    def _turn_ended(self, working: bool) -> None:
-        if not working:  # a turn may have found the backend missing, or working again
-            self._status_soon()
-
-    def _status_soon(self) -> None:
-        if self.host is not None:
-            self._tasks.spawn(self.refresh_runtime_status())
-
-    async def refresh_runtime_status(self) -> None:
-        """Show the agent's and Telegram's state in the tray menu's first line."""
-        host = self.host
-        if host is None or not host.running:
-            return
-        status = await host.status()
-        self.tray.set_agent_status(_status_line(status))
-        self.tray.set_trouble(status.problem)
-        self.agent_paused = status.paused
-        self.tray.set_paused(status.paused)
-        self.runtime_changed.emit()
-
-    def pair_telegram(self) -> None:
-        self._tasks.spawn(self.show_pair_code())
-
-    async def show_pair_code(self) -> None:
-        """Show a one-time code the owner sends to the bot as ``/pair CODE``."""
-        host = self.host
-        if host is None or not host.running:
-            self.notify("Pairing unavailable", "The agent does not run in this app.")
-            return
-        box = QtWidgets.QMessageBox()
-        box.setObjectName("pair_dialog")
-        box.setWindowTitle(f"{APP_TITLE} — Pair Telegram")
-        box.setWindowIcon(app_icon())
-        box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        code = None
-        if host.gateway is None:
-            box.setIcon(QtWidgets.QMessageBox.Icon.Information)
-            box.setText(
-                "No Telegram bot token is set. Create a bot with @BotFather, put its token "
-                "in Settings…, then come back here to pair."
-            )
-        else:
-            code = await host.new_pair_code()
-            box.setIcon(QtWidgets.QMessageBox.Icon.Information)
-            box.setText(
-                "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
-                f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
-            )
-        if code is not None:
-            self.pair_code_shown.emit(code)
-        await self._show(box)
-        box.deleteLater()
-        await self.refresh_runtime_status()
+        self._tasks.spawn(self.agent.start(memory))
 
     # --- change-sets: the tray's count and notifications ----------------------------------
 
@@ -438,16 +329,8 @@ class Desktop(QtCore.QObject):
 
     def set_agent_paused(self, paused: bool) -> None:
         """Pause or resume the agent, here and for later starts (kept in the store)."""
-        self.agent_paused = paused
-        self.tray.set_paused(paused)
         self.agent_pause_changed.emit(paused)
-        host = self.host
-        if host is not None and host.running:
-            self._tasks.spawn(self._pause(host, paused))
-
-    async def _pause(self, host: RuntimeHost, paused: bool) -> None:
-        await host.set_paused(paused)
-        await self.refresh_runtime_status()
+        self.agent.set_paused(paused)
 
     def open_data_folder(self) -> None:
         self.paths.home.mkdir(parents=True, exist_ok=True)
@@ -481,7 +364,7 @@ class Desktop(QtCore.QObject):
                 choice.telegram_token is not None
                 or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)
             ):
-                await self._restart_runtime()
+                await self.agent.restart(self.memory)
             self.settings_applied.emit(new)
         finally:
             self.settings_dialog = None
@@ -504,28 +387,6 @@ class Desktop(QtCore.QObject):
 
     def _task_failed(self, exc: BaseException) -> None:
         self.errors.report(exc, "background task failed")
-
-
-def _status_line(status: HostStatus) -> str:
-    agent = BACKEND_NAMES.get(status.backend, status.backend)
-    if status.backend_problem:
-        agent += " (cannot run; commands still work)"
-    if status.paused:
-        agent += " (paused)"
-    telegram = status.telegram
-    if status.owner:
-        telegram += f", paired with {status.owner}"
-    elif status.telegram.startswith("connected"):
-        telegram += ", not paired"
-    return f"Agent: {agent} · Telegram: {telegram}"
-
-
-BACKEND_NAMES = {
-    "command-mode": "command mode",
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "local-gguf": "local model",
-}
 
 
 class _Progress(QtCore.QObject):

@@ -137,7 +137,7 @@ def test_tray_menu_opens_review_and_search_and_pauses(
         assert window.lists[0].model.ids() == [seeded["proposal"]]
         tray.search_action.trigger()
         assert window.tabs.currentIndex() == TAB_ALL
-        await wait_until(tray.pause_action.isEnabled, desktop.runtime_changed)  # agent started
+        await wait_until(tray.pause_action.isEnabled, desktop.agent.changed)  # agent started
         tray.pause_action.trigger()
         assert tray.state is TrayState.PAUSED
         assert tray.pause_action.text() == "Resume &agent"

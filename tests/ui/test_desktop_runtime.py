@@ -77,16 +77,16 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
         assert status.text() == (
             "Agent: command mode · Telegram: connected as @mama_test_bot, not paired"
         )
-        assert desktop.host is not None
-        desktop.host.working_listeners.append(working.append)
+        assert desktop.agent.host is not None
+        desktop.agent.host.working_listeners.append(working.append)
 
         # Before pairing the agent hears nobody (positive control after pairing).
         api.push_message(OWNER_CHAT, OWNER_USER, "/search anything", username="ada")
-        gateway = desktop.host.gateway
+        gateway = desktop.agent.host.gateway
         assert gateway is not None
         await api.signal.until(lambda: len(gateway.ignored) == 1)
 
-        shown = asyncio.ensure_future(wait_signal(desktop.pair_code_shown))
+        shown = asyncio.ensure_future(wait_signal(desktop.agent.pair_code_shown))
         tray.pair_action.trigger()
         (code,) = await shown
         box = boxes[-1]
@@ -94,12 +94,12 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
         box.accept()
         paired = await owner_says(api, f"/pair {code}")
         assert any("Paired" in t for t in paired)
-        await desktop.refresh_runtime_status()
+        await desktop.agent.refresh_status()
         assert status.text().endswith("paired with @ada")
 
         # An owner message is answered; the tray showed the agent working meanwhile.
         seen_working: list[TrayState] = []
-        desktop.host.working_listeners.append(lambda w: seen_working.append(tray.state))
+        desktop.agent.host.working_listeners.append(lambda w: seen_working.append(tray.state))
         saved = await owner_says(api, "/remember fact The printer is on floor 3")
         assert saved[0].startswith("Saved #1 (fact, active)")
         assert working == [True, False]
@@ -111,7 +111,7 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
         assert tray.state is TrayState.PAUSED
         held = await owner_says(api, "/search printer")
         assert len(held) == 1 and "The agent is paused" in held[0]
-        runtime = desktop.host.runtime
+        runtime = desktop.agent.host.runtime
         assert runtime is not None
         assert (await runtime.run_db(runtime.mailbox.counts)).get("pending") == 1
         assert working == [True, False]
@@ -137,7 +137,7 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
     finally:
         loop.run_until_complete(api.stop())
     assert code == 0
-    assert desktop.host is None
+    assert desktop.agent.host is None
     # Quit released the runtime lock (a daemon may serve the memory now).
     with FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False):
         pass
@@ -167,7 +167,7 @@ def test_a_daemon_already_serving_keeps_the_agent_and_the_tray_still_reviews(
         assert notes[0][0] == "The agent runs elsewhere"
         assert tray.agent_status_action.text() == "Agent: run by another MAMA process"
         assert not tray.pause_action.isEnabled() and not tray.pair_action.isEnabled()
-        assert desktop.host is None
+        assert desktop.agent.host is None
         # Control: the memory itself works here — a proposal is counted for review.
         assert desktop.memory is not None
         await asyncio.to_thread(agent_propose, desktop.memory.engine, "Prefer tables")
@@ -206,7 +206,7 @@ def test_a_refused_bot_token_shows_as_trouble_and_commands_still_queue(
         assert "Telegram: Telegram refused the bot token" in tray.agent_status_action.text()
         assert [c.status for c in api.calls] and all(c.status == 401 for c in api.calls)
         # The agent itself still runs here: pausing works (the menu entry is live).
-        assert tray.pause_action.isEnabled() and desktop.host is not None
+        assert tray.pause_action.isEnabled() and desktop.agent.host is not None
 
     try:
         code, _ = run_desktop(loop, desktop, scenario)
@@ -237,8 +237,8 @@ def test_a_missing_agent_cli_shows_in_the_tray_and_the_owner_is_told(
         await wait_until(lambda: "connected as" in status.text(), tray.changed, timeout=30)
         assert status.text().startswith("Agent: Claude Code ·")  # not known to fail yet
         assert tray.state is not TrayState.TROUBLE
-        assert desktop.host is not None
-        code = await desktop.host.new_pair_code()
+        assert desktop.agent.host is not None
+        code = await desktop.agent.host.new_pair_code()
         await owner_says(api, f"/pair {code}")
 
         answer = await owner_says(api, "What is on my plate today?")

@@ -247,11 +247,11 @@ def test_choosing_the_local_model_backend_restarts_the_agent_with_that_model(
         await wait_until(
             lambda: status.text().startswith("Agent: command mode"), desktop.tray.changed
         )
-        first_host = desktop.host
+        first_host = desktop.agent.host
         await edit_settings(desktop, change)
-        assert desktop.host is not None and desktop.host is not first_host
+        assert desktop.agent.host is not None and desktop.agent.host is not first_host
         assert status.text().startswith("Agent: local model")
-        runtime = desktop.host.runtime
+        runtime = desktop.agent.host.runtime
         assert runtime is not None
         assert getattr(runtime.backend, "model_path", None) == model
 

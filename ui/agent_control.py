@@ -1,0 +1,202 @@
+"""The agent as the tray shows and steers it: the owner runtime (``app.runtime.host``)
+started over the open memory, its status line, working icon and trouble state,
+Pause/Resume and Telegram pairing.
+
+``AgentControl`` owns the one ``RuntimeHost`` of the desktop app. It learns
+what changed from the runtime's listeners and the gateway, never by polling,
+and refreshes the status line when the menu opens and after each turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from mama_core.errors import MamaError
+from ui.icons import app_icon
+from ui.qt import QtCore, QtWidgets, Signal
+from ui.tasks import TaskGroup
+from ui.tray import APP_TITLE, Tray
+
+if TYPE_CHECKING:
+    from app.paths import Paths
+    from app.runtime.host import HostStatus, RuntimeHost
+    from ui.memory_session import OpenMemory
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[str, str], None]
+ShowDialog = Callable[[QtWidgets.QDialog], Awaitable[int]]
+
+BACKEND_NAMES = {
+    "command-mode": "command mode",
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "local-gguf": "local model",
+}
+
+
+class AgentControl(QtCore.QObject):
+    """Starts, stops, pauses and shows the owner runtime for the tray."""
+
+    changed = Signal()
+    """The runtime started, stopped, paused or resumed, or its status line changed."""
+    pair_code_shown = Signal(str)
+    """A Telegram pairing code is on screen (for tests)."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        tray: Tray,
+        tasks: TaskGroup,
+        *,
+        notify: Notify,
+        notify_error: Notify,
+        show_dialog: ShowDialog,
+        parent: QtCore.QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.paths = paths
+        self.tray = tray
+        self.host: RuntimeHost | None = None
+        self._tasks = tasks
+        self._notify = notify
+        self._notify_error = notify_error
+        self._show_dialog = show_dialog
+        tray.pair_requested.connect(self.pair_telegram)
+        tray.menu_opening.connect(self._status_soon)
+
+    # --- life cycle -----------------------------------------------------
+
+    async def start(self, memory: OpenMemory) -> None:
+        """Start the runtime (and Telegram) over ``memory``; a failure is shown, not raised."""
+        # Imported here: the runtime pulls in the backends and Telegram, which the
+        # tray icon should not wait for.
+        from app.runtime.host import RuntimeBusyError, RuntimeHost
+
+        host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
+        host.working_listeners.append(self.tray.set_working)
+        host.working_listeners.append(self._turn_ended)
+        self.tray.set_trouble(None)
+        try:
+            await host.start()
+        except RuntimeBusyError as exc:
+            log.warning("agent not started here: %s", exc.message)
+            self.tray.set_agent_status("Agent: run by another MAMA process", available=False)
+            self._notify("The agent runs elsewhere", exc.message)
+            self.changed.emit()
+            return
+        except MamaError as exc:
+            log.warning("agent not started: %s: %s", exc.code, exc.message)
+            self.tray.set_agent_status("Agent: not running", available=False)
+            self.tray.set_trouble(exc.message)
+            self.changed.emit()
+            return
+        self.host = host
+        await self.refresh_status()
+        if host.gateway is not None:
+            self._tasks.spawn(self._when_connected(host))
+
+    async def stop(self) -> None:
+        host, self.host = self.host, None
+        if host is not None:
+            await host.stop()
+            self.tray.set_working(False)
+
+    async def restart(self, memory: OpenMemory) -> None:
+        """Settings changed what the runtime is built from (backend, model, bot token)."""
+        await self.stop()
+        await self.start(memory)
+
+    async def _when_connected(self, host: RuntimeHost) -> None:
+        """Show "connected as @bot" once Telegram answers (it may take a while offline),
+        or show as trouble that Telegram refused the token, until it is fixed."""
+        gateway = host.gateway
+        assert gateway is not None
+        connected = await gateway.wait_connected()
+        if host is not self.host:
+            return
+        await self.refresh_status()  # shows a refused token as trouble
+        if not connected and gateway.fatal:
+            self._notify_error("Telegram is not connected", gateway.fatal)
+
+    # --- the status line ------------------------------------------------
+
+    def _turn_ended(self, working: bool) -> None:
+        if not working:  # a turn may have found the backend missing, or working again
+            self._status_soon()
+
+    def _status_soon(self) -> None:
+        if self.host is not None:
+            self._tasks.spawn(self.refresh_status())
+
+    async def refresh_status(self) -> None:
+        """Show the agent's and Telegram's state in the tray menu's first line."""
+        host = self.host
+        if host is None or not host.running:
+            return
+        status = await host.status()
+        self.tray.set_agent_status(status_line(status))
+        self.tray.set_trouble(status.problem)
+        self.tray.set_paused(status.paused)
+        self.changed.emit()
+
+    # --- what the owner asks for ----------------------------------------
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume the agent, here and for later starts (kept in the store)."""
+        self.tray.set_paused(paused)
+        host = self.host
+        if host is not None and host.running:
+            self._tasks.spawn(self._pause(host, paused))
+
+    async def _pause(self, host: RuntimeHost, paused: bool) -> None:
+        await host.set_paused(paused)
+        await self.refresh_status()
+
+    def pair_telegram(self) -> None:
+        self._tasks.spawn(self.show_pair_code())
+
+    async def show_pair_code(self) -> None:
+        """Show a one-time code the owner sends to the bot as ``/pair CODE``."""
+        host = self.host
+        if host is None or not host.running:
+            self._notify("Pairing unavailable", "The agent does not run in this app.")
+            return
+        box = QtWidgets.QMessageBox()
+        box.setObjectName("pair_dialog")
+        box.setWindowTitle(f"{APP_TITLE} — Pair Telegram")
+        box.setWindowIcon(app_icon())
+        box.setIcon(QtWidgets.QMessageBox.Icon.Information)
+        box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        if host.gateway is None:
+            box.setText(
+                "No Telegram bot token is set. Create a bot with @BotFather, put its token "
+                "in Settings…, then come back here to pair."
+            )
+        else:
+            code = await host.new_pair_code()
+            box.setText(
+                "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
+                f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
+            )
+            self.pair_code_shown.emit(code)
+        await self._show_dialog(box)
+        box.deleteLater()
+        await self.refresh_status()
+
+
+def status_line(status: HostStatus) -> str:
+    """The tray menu's first line, e.g. "Agent: Codex · Telegram: connected as @bot"."""
+    agent = BACKEND_NAMES.get(status.backend, status.backend)
+    if status.backend_problem:
+        agent += " (cannot run; commands still work)"
+    if status.paused:
+        agent += " (paused)"
+    telegram = status.telegram
+    if status.owner:
+        telegram += f", paired with {status.owner}"
+    elif status.telegram.startswith("connected"):
+        telegram += ", not paired"
+    return f"Agent: {agent} · Telegram: {telegram}"
