@@ -193,7 +193,10 @@ def status_line(status: HostStatus) -> str:
     if status.backend_problem:
         agent += " (cannot run; commands still work)"
     if status.paused:
-        agent += " (paused)"
+        held = status.waiting
+        agent += (
+            f" (paused, {held} message{'' if held == 1 else 's'} waiting)" if held else " (paused)"
+        )
     telegram = status.telegram
     if status.owner:
         telegram += f", paired with {status.owner}"

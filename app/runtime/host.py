@@ -60,6 +60,8 @@ class HostStatus:
     owner: str | None
     """The paired Telegram owner (``@name``), or None."""
     paused: bool
+    waiting: int = 0
+    """Inputs in the mailbox not yet answered (held while paused, or due for a retry)."""
     backend_problem: str | None = None
     """Why the agent backend could not run at its last try (a CLI missing, say)."""
     telegram_problem: str | None = None
@@ -200,11 +202,13 @@ class RuntimeHost:
     async def status(self) -> HostStatus:
         runtime = self._need_runtime()
         owner = await self.paired_owner()
+        counts = await runtime.run_db(runtime.mailbox.counts)
         return HostStatus(
             backend=runtime.backend.name,
             telegram=self._telegram_state(),
             owner=f"@{owner.username}" if owner and owner.username else None,
             paused=runtime.paused,
+            waiting=counts.get("pending", 0),
             backend_problem=runtime.backend_problem,
             telegram_problem=self.gateway.fatal if self.gateway else None,
         )

@@ -114,6 +114,8 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
         runtime = desktop.agent.host.runtime
         assert runtime is not None
         assert (await runtime.run_db(runtime.mailbox.counts)).get("pending") == 1
+        await desktop.agent.refresh_status()  # as when the owner opens the menu
+        assert status.text().startswith("Agent: command mode (paused, 1 message waiting)")
         assert working == [True, False]
 
         # Resumed: the held message is answered.
