@@ -7,6 +7,7 @@ to embed. Exits 0 when all is well; otherwise the failing check's error.
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from importlib import metadata
@@ -71,4 +72,34 @@ def doctor(obj: CliContext) -> None:
             f"({cache.dtype.name}); {missing} memories lack a vector"
             + (" (run 'mama reindex')" if missing else "")
         )
+    _agent(obj)
     echo("all checks passed")
+
+
+def _agent(obj: CliContext) -> None:
+    """The agent backend, whether a runtime serves this folder, and Telegram's set-up."""
+    from app.runtime.host import runtime_running
+    from app.runtime.transaction import RuntimeDb
+    from app.telegram.config import ENV_TOKEN, telegram_token
+    from app.telegram.pairing import Pairing
+
+    settings = obj.settings
+    model = f", model {settings.local_model_path}" if settings.local_model_path else ""
+    serving = (
+        "running (the tray app or mama daemon)" if runtime_running(obj.paths) else "not running"
+    )
+    click.echo(f"agent: {settings.agent_backend}{model}; runtime {serving}")
+    store = obj.store()
+    db = RuntimeDb(store.reader(), store.path)
+    try:
+        owner = Pairing(db).owner()
+    finally:
+        db.close()
+    if os.environ.get(ENV_TOKEN, "").strip():
+        token = f"bot token from {ENV_TOKEN}"
+    elif telegram_token():
+        token = "bot token from the keyring"
+    else:
+        token = "no bot token"
+    paired = f"paired with @{owner.username}" if owner and owner.username else "not paired"
+    click.echo(f"telegram: {token}, {paired}")

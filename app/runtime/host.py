@@ -43,6 +43,20 @@ LOCK_FILE_NAME = "runtime.lock"
 PAUSED_KEY = "agent_paused"
 
 
+def runtime_running(paths: Paths) -> bool:
+    """Whether a process (the tray app or ``mama daemon``) serves this data folder now.
+
+    It probes the lock by taking and releasing it at once, so a server starting in
+    that same instant could be refused; ``mama doctor`` is the only caller."""
+    probe = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
+    try:
+        probe.acquire()
+    except Timeout:
+        return True
+    probe.release()
+    return False
+
+
 class RuntimeBusyError(MamaError):
     """Another MAMA process already serves this memory's agent and Telegram bot."""
 

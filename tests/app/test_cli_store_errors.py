@@ -66,6 +66,7 @@ def test_doctor_on_a_new_home(home: Path, model_cache_dir: Path) -> None:
     assert f"schema {latest_version()} of {latest_version()}" in out
     assert "dimension 384" in out
     assert "embed probe:" in out
+    assert "agent: command; runtime not running" in out
     assert TEST_KEY_HEX not in out
 
 

@@ -103,3 +103,33 @@ def test_the_daemon_refuses_to_start_beside_another_runtime(
     assert done.returncode == 53, done.stderr
     assert done.stderr.startswith("mama: runtime_busy: Another MAMA"), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_doctor_tells_whether_a_runtime_serves_the_folder_and_how_telegram_is_set(
+    tmp_path: Path, model_cache_dir: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "MAMA_HOME": str(home),
+        "MAMA_DB_KEY": TEST_KEY_HEX,
+        "MAMA_CACHE_DIR": str(model_cache_dir),
+        "MAMA_TELEGRAM_TOKEN": "123456:SECRET-token-value",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+
+    def doctor() -> str:
+        done = subprocess.run(
+            [str(MAMA), "doctor"], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    idle = doctor()  # the control: nobody serves the folder
+    assert "agent: command; runtime not running" in idle
+    with FileLock(home / LOCK_FILE_NAME, thread_local=False):
+        busy = doctor()
+    assert "agent: command; runtime running (the tray app or mama daemon)" in busy
+    assert "telegram: bot token from MAMA_TELEGRAM_TOKEN, not paired" in busy
+    assert "SECRET-token-value" not in busy + idle
