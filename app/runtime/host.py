@@ -115,10 +115,6 @@ class RuntimeHost:
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
 
-    @property
-    def lock_path(self) -> str:
-        return str(self._lock.lock_file)
-
     async def start(self) -> None:
         """Take the lock, then start the runtime and (with a token) the gateway."""
         self.paths.home.mkdir(parents=True, exist_ok=True)
