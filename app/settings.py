@@ -20,6 +20,13 @@ class SettingsError(MamaError):
     exit_code = 3
 
 
+ENV_OVERRIDES = {
+    "embedding_model_path": "MAMA_EMBEDDING_MODEL",
+    "local_model_path": "MAMA_LOCAL_MODEL",
+}
+"""Settings an environment variable overrides (for servers and tests)."""
+
+
 class Settings(BaseModel):
     """What the owner can change; defaults are what a new owner gets."""
 
@@ -46,10 +53,9 @@ class Settings(BaseModel):
                 raise SettingsError(
                     f"The settings file {path} cannot be read ({exc}); fix or delete it."
                 ) from exc
-        if env_model := os.environ.get("MAMA_EMBEDDING_MODEL"):
-            data["embedding_model_path"] = env_model
-        if env_chat := os.environ.get("MAMA_LOCAL_MODEL"):
-            data["local_model_path"] = env_chat
+        for field, variable in ENV_OVERRIDES.items():
+            if value := os.environ.get(variable):
+                data[field] = value
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -61,8 +67,29 @@ class Settings(BaseModel):
             ) from exc
 
     def save(self, path: Path) -> None:
-        """Write atomically, so a crash never leaves half a settings file."""
+        """Write atomically, so a crash never leaves half a settings file.
+
+        A value that only came from an environment override is not written: the
+        file keeps what it had, so the override ends when the variable goes."""
+        data: dict[str, object] = json.loads(self.model_dump_json(exclude_defaults=True))
+        on_disk = _read_quietly(path)
+        for field, variable in ENV_OVERRIDES.items():
+            value = os.environ.get(variable)
+            if value and getattr(self, field) == Path(value):
+                if field in on_disk:
+                    data[field] = on_disk[field]
+                else:
+                    data.pop(field, None)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(self.model_dump_json(indent=2, exclude_defaults=True), "utf-8")
+        tmp.write_text(json.dumps(data, indent=2), "utf-8")
         os.replace(tmp, path)
+
+
+def _read_quietly(path: Path) -> dict[str, object]:
+    """The settings file's JSON object, or {} if there is none (or it is unreadable)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
