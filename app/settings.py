@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mama_core.errors import MamaError
+from mama_core.scope_names import ScopeName
 
 
 class SettingsError(MamaError):
@@ -40,6 +41,12 @@ class Settings(BaseModel):
     agent_backend: str = Field(default="command")
     local_model_path: Path | None = Field(
         default=None, description="The GGUF chat model of the local agent backend."
+    )
+    agent_scopes: tuple[ScopeName, ...] = Field(
+        default=("global",),
+        min_length=1,
+        max_length=50,
+        description="Where the owner's agent may read and save; the first is where saves go.",
     )
 
     @classmethod

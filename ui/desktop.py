@@ -359,7 +359,7 @@ class Desktop(QtCore.QObject):
                 parent=self.window,
                 notify=self.notify,
             )
-            runtime_inputs = ("agent_backend", "local_model_path")
+            runtime_inputs = ("agent_backend", "local_model_path", "agent_scopes")
             if self.memory is not None and (
                 choice.telegram_token is not None
                 or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)

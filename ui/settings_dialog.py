@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from app.settings import Settings
 from ui.qt import QtCore, QtWidgets
 
@@ -108,6 +110,14 @@ class SettingsDialog(QtWidgets.QDialog):
         self.choose_chat_model = QtWidgets.QPushButton("Browse…")
         self.choose_chat_model.clicked.connect(self._choose_chat_model)
         form.addRow("Local chat model", self._row(self.chat_model, self.choose_chat_model))
+
+        self.agent_scopes = QtWidgets.QLineEdit(", ".join(settings.agent_scopes))
+        self.agent_scopes.setObjectName("agent_scopes")
+        self.agent_scopes.setToolTip(
+            "Where the agent may read and save, e.g. 'global, project:phoenix'; "
+            "its saves go to the first."
+        )
+        form.addRow("Agent scopes", self.agent_scopes)
         self.backend.currentIndexChanged.connect(self._backend_changed)
         self._backend_changed()
 
@@ -159,6 +169,12 @@ class SettingsDialog(QtWidgets.QDialog):
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.problem = QtWidgets.QLabel()
+        self.problem.setObjectName("settings_problem")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #b00020")
+        self.problem.setVisible(False)
+        form.addRow(self.problem)
         form.addRow(buttons)
 
     @staticmethod
@@ -206,6 +222,19 @@ class SettingsDialog(QtWidgets.QDialog):
         self.token.setPlaceholderText("The stored token will be forgotten")
         self.forget_token.setEnabled(False)
 
+    def accept(self) -> None:
+        """Close only with settings that are valid; otherwise say what is wrong."""
+        try:
+            self.choice()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = str(first["loc"][0]) if first["loc"] else "settings"
+            label = {"agent_scopes": "Agent scopes"}.get(field, field)
+            self.problem.setText(f"{label}: {first['msg'].removeprefix('Value error, ')}.")
+            self.problem.setVisible(True)
+            return
+        super().accept()
+
     def choice(self) -> SettingsChoice:
         """The owner's choices as values (call after the dialog was accepted)."""
         model_text = self.model_path.text().strip()
@@ -215,6 +244,9 @@ class SettingsDialog(QtWidgets.QDialog):
                 "embedding_model_path": Path(model_text).expanduser() if model_text else None,
                 "agent_backend": str(self.backend.currentData()),
                 "local_model_path": Path(chat_text).expanduser() if chat_text else None,
+                "agent_scopes": tuple(
+                    part.strip() for part in self.agent_scopes.text().split(",") if part.strip()
+                ),
                 "guidance_budget_tokens": int(self.budget.value()),
             }
         )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mama_core.memory import Grant
-from mama_core.memory.scopes import GLOBAL, is_scope_name
+from mama_core.scope_names import GLOBAL, is_scope_name
 
 log = logging.getLogger(__name__)
 

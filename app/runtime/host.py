@@ -143,8 +143,11 @@ class RuntimeHost:
             load_prompt(),
             local_model=self.settings.local_model_path,
         )
+        scopes = tuple(dict.fromkeys(self.settings.agent_scopes))
         runtime_settings = self._runtime_settings or RuntimeSettings(
-            context=ContextSettings(guidance_budget_tokens=self.settings.guidance_budget_tokens)
+            agent_scopes=scopes,
+            default_scope=scopes[0],
+            context=ContextSettings(guidance_budget_tokens=self.settings.guidance_budget_tokens),
         )
         runtime = OwnerRuntime(self.engine, self.store, backend, runtime_settings, db=db)
         runtime.working_listeners.append(self._working)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from mama_core.memory.catalog import AGENT_ACTIONS, ALL_ACTIONS, OWNER_ONLY_ACTIONS
 from mama_core.memory.errors import NotGrantedError
-from mama_core.memory.scopes import GLOBAL, check_scope_name
+from mama_core.scope_names import GLOBAL, check_scope_name
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pydantic import (
 
 from mama_core.memory import clock
 from mama_core.memory.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
-from mama_core.memory.scopes import ScopeName
+from mama_core.scope_names import ScopeName
 
 
 def _utc(moment: datetime) -> datetime:

@@ -1,43 +1,22 @@
 """Scopes are bindings, and every read passes through one scope filter.
 
 A scope name is ``global``, ``user:NAME``, ``channel:NAME`` or
-``project:NAME``. ``scope_filter`` is the one place that turns a grant into a
-SQL predicate, so no query can forget it and it always sits before any LIMIT.
+``project:NAME`` (checked in ``mama_core.scope_names``). ``scope_filter`` is
+the one place that turns a grant into a SQL predicate, so no query can forget
+it and it always sits before any LIMIT.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated
-
-from pydantic import AfterValidator
+from typing import TYPE_CHECKING
 
 from mama_core.memory.errors import ScopeDeniedError
 from mama_core.store.connection import Connection
 
 if TYPE_CHECKING:
     from mama_core.memory.grants import Grant
-
-GLOBAL = "global"
-_SCOPE = re.compile(r"global|(?:user|channel|project):[^\s\x00-\x1f\x7f]{1,200}")
-
-
-def is_scope_name(name: str) -> bool:
-    """Whether ``name`` is a well-formed scope name."""
-    return bool(_SCOPE.fullmatch(name))
-
-
-def check_scope_name(name: str) -> str:
-    """Return ``name`` if well-formed, else raise ValueError (pydantic reports it)."""
-    if not is_scope_name(name):
-        raise ValueError("a scope is 'global', 'user:NAME', 'channel:NAME' or 'project:NAME'")
-    return name
-
-
-ScopeName = Annotated[str, AfterValidator(check_scope_name)]
-"""A validated scope name, for action inputs."""
 
 
 def scope_filter(alias: str, grant: Grant) -> tuple[str, list[object]]:

@@ -23,6 +23,7 @@ from tests.ui.conftest import agent_propose, owner_save, wait_signal, wait_until
 from tests.ui.test_desktop import run_desktop
 from ui import autostart, data_location
 from ui.desktop import Desktop
+from ui.qt import QtWidgets
 from ui.settings_dialog import SettingsDialog
 
 
@@ -284,3 +285,29 @@ def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
         "codex": "codex",
         "local-gguf": "local-gguf",
     }
+
+
+def test_agent_scopes_are_checked_before_the_dialog_closes(qtbot: Any, tmp_path: Path) -> None:
+    from app.settings import Settings
+
+    dialog = SettingsDialog(
+        None,
+        settings=Settings(),
+        data_folder=tmp_path,
+        keyring_ok=False,
+        token_stored=False,
+        start_at_login=False,
+    )
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.agent_scopes.text() == "global"
+    dialog.agent_scopes.setText("global, phoenix")  # not a scope name
+    dialog.accept()
+    assert dialog.isVisible() and dialog.result() != QtWidgets.QDialog.DialogCode.Accepted
+    assert dialog.problem.isVisible()
+    assert dialog.problem.text().startswith("Agent scopes: a scope is 'global', 'user:NAME'")
+
+    dialog.agent_scopes.setText("project:phoenix, global")  # the control: a valid list
+    dialog.accept()
+    assert dialog.result() == QtWidgets.QDialog.DialogCode.Accepted
+    assert dialog.choice().settings.agent_scopes == ("project:phoenix", "global")

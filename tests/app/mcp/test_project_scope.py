@@ -14,7 +14,7 @@ from app.mcp.project_scope import (
     project_name,
     resolve_binding,
 )
-from mama_core.memory.scopes import is_scope_name
+from mama_core.scope_names import is_scope_name
 from tests.app.mcp.conftest import git_project
 
 

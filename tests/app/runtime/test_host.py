@@ -133,3 +133,37 @@ def test_doctor_tells_whether_a_runtime_serves_the_folder_and_how_telegram_is_se
     assert "agent: command; runtime running (the tray app or mama daemon)" in busy
     assert "telegram: bot token from MAMA_TELEGRAM_TOKEN, not paired" in busy
     assert "SECRET-token-value" not in busy + idle
+
+
+def test_the_agents_scopes_come_from_the_settings(
+    tmp_path: Path, engine: Engine, store: Store
+) -> None:
+    from app.backends.tools import ToolBox
+    from mama_core.memory import ActorKind, SessionFacts, TurnKind
+
+    facts = SessionFacts(ActorKind.AGENT, "test-agent", turn=TurnKind.OWNER_MESSAGE)
+    fact = {
+        "kind": "fact",
+        "summary": "Phoenix deploys on Thursdays",
+        "scopes": ["project:phoenix"],
+    }
+
+    async def save_with(settings: Settings) -> tuple[bool, str]:
+        paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
+        running = RuntimeHost(paths, settings, engine, store, token="")
+        await running.start()
+        try:
+            assert running.runtime is not None
+            grant = running.runtime.grant
+            outcome = await ToolBox(engine, grant, facts, 1).call("memory_save", dict(fact))
+            return outcome.is_error, str(grant.default_scope)
+        finally:
+            await running.stop()
+
+    # By default the owner's agent works in global only: a project save is refused.
+    refused, default = asyncio.run(save_with(Settings()))
+    assert refused and default == "global"
+    # Widened in the settings, the same save lands; saves default to the first scope.
+    wider = Settings(agent_scopes=("project:phoenix", "global"))
+    refused, default = asyncio.run(save_with(wider))
+    assert not refused and default == "project:phoenix"
