@@ -22,6 +22,7 @@ from ui.tray import APP_TITLE, Tray
 if TYPE_CHECKING:
     from app.paths import Paths
     from app.runtime.host import HostStatus, RuntimeHost
+    from app.telegram.pairing import PairedOwner
     from ui.memory_session import OpenMemory
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ class AgentControl(QtCore.QObject):
     """The runtime started, stopped, paused or resumed, or its status line changed."""
     pair_code_shown = Signal(str)
     """A Telegram pairing code is on screen (for tests)."""
+    paired = Signal(str)
+    """A chat paired while the code was on screen: the owner's ``@name``."""
 
     def __init__(
         self,
@@ -170,20 +173,33 @@ class AgentControl(QtCore.QObject):
         box.setWindowIcon(app_icon())
         box.setIcon(QtWidgets.QMessageBox.Icon.Information)
         box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        if host.gateway is None:
+        gateway = host.gateway
+        if gateway is None:
             box.setText(
                 "No Telegram bot token is set. Create a bot with @BotFather, put its token "
                 "in Settings…, then come back here to pair."
             )
-        else:
-            code = await host.new_pair_code()
-            box.setText(
-                "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
-                f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
-            )
-            self.pair_code_shown.emit(code)
-        await self._show_dialog(box)
-        box.deleteLater()
+            await self._show_dialog(box)
+            box.deleteLater()
+            return
+
+        def on_paired(owner: PairedOwner) -> None:
+            name = f"@{owner.username}" if owner.username else "your chat"
+            box.setText(f"Paired with {name}. That chat is now your line to MAMA.")
+            self.paired.emit(name)
+
+        code = await host.new_pair_code()
+        box.setText(
+            "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
+            f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
+        )
+        gateway.paired_listeners.append(on_paired)
+        self.pair_code_shown.emit(code)
+        try:
+            await self._show_dialog(box)
+        finally:
+            gateway.paired_listeners.remove(on_paired)
+            box.deleteLater()
         await self.refresh_status()
 
 

@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import logging
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -114,6 +115,8 @@ class TelegramGateway:
         self.connect_retry_max = connect_retry_max
         self.ignored: collections.deque[Ignored] = collections.deque(maxlen=100)
         self.connected = asyncio.Event()
+        self.paired_listeners: list[Callable[[PairedOwner], None]] = []
+        """Called when a chat pairs (the tray closes its pairing window)."""
         self.fatal: str | None = None
         self._owner: PairedOwner | None = None
         self._initialized = False
@@ -244,8 +247,12 @@ class TelegramGateway:
             if self._owner is None:  # during set-up, the person pairing needs to know
                 await self._quiet_reply(message, "That pairing code is wrong or has expired.")
             return
-        self._owner = await self.runtime.run_db(self.pairing.owner)
+        owner = await self.runtime.run_db(self.pairing.owner)
+        self._owner = owner
         log.info("paired with telegram chat %s user %s", chat_id, user_id)
+        if owner is not None:
+            for listener in list(self.paired_listeners):
+                listener(owner)
         await self._quiet_reply(
             message, "Paired. This chat is now your line to MAMA. Send /help to see what I can do."
         )

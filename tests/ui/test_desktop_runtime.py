@@ -91,9 +91,13 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
         (code,) = await shown
         box = boxes[-1]
         assert box.objectName() == "pair_dialog" and f"/pair {code}" in box.text()
-        box.accept()
+        # The window stays while the owner pairs, and then says with whom.
+        paired_in_tray = asyncio.ensure_future(wait_signal(desktop.agent.paired))
         paired = await owner_says(api, f"/pair {code}")
         assert any("Paired" in t for t in paired)
+        assert await paired_in_tray == ("@ada",)
+        assert box.text().startswith("Paired with @ada.")
+        box.accept()
         await desktop.agent.refresh_status()
         assert status.text().endswith("paired with @ada")
 
