@@ -81,6 +81,7 @@ class AgentControl(QtCore.QObject):
         host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
         host.working_listeners.append(self.tray.set_working)
         host.working_listeners.append(self._turn_ended)
+        host.pause_listeners.append(lambda _paused: self._status_soon())
         self.tray.set_trouble(None)
         try:
             await host.start()

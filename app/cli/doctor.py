@@ -78,7 +78,8 @@ def doctor(obj: CliContext) -> None:
 
 def _agent(obj: CliContext) -> None:
     """The agent backend, whether a runtime serves this folder, and Telegram's set-up."""
-    from app.runtime.host import runtime_running
+    from app.runtime.host import PAUSED_KEY, runtime_running
+    from app.runtime.state import get_state
     from app.runtime.transaction import RuntimeDb
     from app.telegram.config import ENV_TOKEN, telegram_token
     from app.telegram.pairing import Pairing
@@ -88,13 +89,14 @@ def _agent(obj: CliContext) -> None:
     serving = (
         "running (the tray app or mama daemon)" if runtime_running(obj.paths) else "not running"
     )
-    click.echo(f"agent: {settings.agent_backend}{model}; runtime {serving}")
     store = obj.store()
     db = RuntimeDb(store.reader(), store.path)
     try:
         owner = Pairing(db).owner()
+        paused = " (paused)" if get_state(db, PAUSED_KEY) else ""
     finally:
         db.close()
+    click.echo(f"agent: {settings.agent_backend}{model}{paused}; runtime {serving}")
     if os.environ.get(ENV_TOKEN, "").strip():
         token = f"bot token from {ENV_TOKEN}"
     elif telegram_token():

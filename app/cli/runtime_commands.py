@@ -49,4 +49,44 @@ def agent_bridge(socket_path: str) -> None:
     run(socket_path)
 
 
-COMMANDS = [daemon, telegram, agent_bridge]
+@click.group()
+def agent() -> None:
+    """The owner's agent: pause it (messages wait) or resume it."""
+
+
+@agent.command("pause")
+@click.pass_obj
+def agent_pause(obj: CliContext) -> None:
+    """Take no new messages until resumed; they wait in the mailbox."""
+    _set_paused(obj, True)
+
+
+@agent.command("resume")
+@click.pass_obj
+def agent_resume(obj: CliContext) -> None:
+    """Answer the waiting messages and new ones again."""
+    _set_paused(obj, False)
+
+
+def _set_paused(obj: CliContext, paused: bool) -> None:
+    from app.runtime.host import PAUSED_KEY, runtime_running
+    from app.runtime.state import delete_state, set_state
+    from app.runtime.transaction import RuntimeDb
+
+    store = obj.store()
+    db = RuntimeDb(store.reader(), store.path)
+    try:
+        if paused:
+            set_state(db, PAUSED_KEY, "1")
+        else:
+            delete_state(db, PAUSED_KEY)
+    finally:
+        db.close()
+    state = "paused" if paused else "resumed"
+    if runtime_running(obj.paths):
+        click.echo(f"Agent {state}; the running MAMA follows within 30 seconds.")
+    else:
+        click.echo(f"Agent {state}; MAMA will start that way.")
+
+
+COMMANDS = [daemon, telegram, agent, agent_bridge]

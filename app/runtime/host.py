@@ -13,6 +13,7 @@ restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,9 +112,12 @@ class RuntimeHost:
         self.runtime: OwnerRuntime | None = None
         self.gateway: TelegramGateway | None = None
         self._db: RuntimeDb | None = None
+        self._pause_watch: asyncio.Task[None] | None = None
         self._lock = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
+        self.pause_listeners: list[Callable[[bool], None]] = []
+        """Called with True/False when the agent pauses or resumes, from here or elsewhere."""
 
     async def start(self) -> None:
         """Take the lock, then start the runtime and (with a token) the gateway."""
@@ -151,10 +155,12 @@ class RuntimeHost:
         )
         runtime = OwnerRuntime(self.engine, self.store, backend, runtime_settings, db=db)
         runtime.working_listeners.append(self._working)
+        runtime.pause_listeners.append(self._paused)
         self.runtime = runtime
         if await runtime.run_db(get_state, db, PAUSED_KEY):
             runtime.pause()
         await runtime.start()
+        self._pause_watch = asyncio.create_task(self._watch_pause(runtime), name="mama-pause")
         token = self._token if self._token is not None else await asyncio.to_thread(telegram_token)
         if token:
             from app.telegram.gateway import TelegramGateway
@@ -169,6 +175,11 @@ class RuntimeHost:
         then close the Telegram client; the lock is released last."""
         gateway, runtime, db = self.gateway, self.runtime, self._db
         self.gateway = self.runtime = self._db = None
+        watch, self._pause_watch = self._pause_watch, None
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
         try:
             if gateway is not None:
                 await gateway.stop_receiving()
@@ -198,6 +209,21 @@ class RuntimeHost:
         else:
             await runtime.run_db(delete_state, db, PAUSED_KEY)
             runtime.resume()
+
+    async def _watch_pause(self, runtime: OwnerRuntime) -> None:
+        """Follow a pause set from elsewhere (``mama agent pause`` beside a daemon) at
+        the runtime's poll interval; the tray's own pause is applied at once."""
+        while True:
+            await asyncio.sleep(runtime.settings.poll_seconds)
+            try:
+                wanted = bool(await runtime.run_db(get_state, runtime.db, PAUSED_KEY))
+            except MamaError as exc:
+                log.warning("cannot read the pause setting: %s", exc.message)
+                continue
+            if wanted and not runtime.paused:
+                runtime.pause()
+            elif not wanted and runtime.paused:
+                runtime.resume()
 
     async def new_pair_code(self) -> str:
         """A one-time code for ``/pair`` (the same the CLI's ``telegram pair-code`` gives)."""
@@ -244,3 +270,7 @@ class RuntimeHost:
     def _working(self, working: bool) -> None:
         for listener in list(self.working_listeners):
             listener(working)
+
+    def _paused(self, paused: bool) -> None:
+        for listener in list(self.pause_listeners):
+            listener(paused)

@@ -123,6 +123,8 @@ class OwnerRuntime:
         """Called after each turn (reply or None on failure): for the tray and tests."""
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True when a turn starts and False when it ends (the tray's icon)."""
+        self.pause_listeners: list[Callable[[bool], None]] = []
+        """Called with True/False when the runtime pauses or resumes (the tray's line)."""
         self.backend_problem: str | None = None
         """Why the agent backend could not run at its last try (None once it runs)."""
 
@@ -188,8 +190,8 @@ class OwnerRuntime:
             await self.run_db(
                 self.journal.enqueue_notice,
                 f"paused:{since.isoformat()}:{self._pauses}",
-                "The agent is paused on your computer. Your messages wait and are answered "
-                "when it is resumed from the tray.",
+                "The agent is paused. Your messages wait and are answered when it is "
+                "resumed (Resume agent in the MAMA tray, or `mama agent resume`).",
             )
             self._send.set()
         return posted
@@ -208,6 +210,7 @@ class OwnerRuntime:
             self._pauses += 1
             self._resumed.clear()
             log.info("agent paused")
+            self._tell_paused(True)
 
     def resume(self) -> None:
         if self._paused_since is not None:
@@ -215,6 +218,7 @@ class OwnerRuntime:
             self._resumed.set()
             self._work.set()
             log.info("agent resumed")
+            self._tell_paused(False)
 
     def attach_channel(self, channel: OwnerChannel | None) -> None:
         """Send through ``channel`` from now on (None: hold messages in the journal)."""
@@ -270,11 +274,10 @@ class OwnerRuntime:
             listener(claimed, reply)
 
     def _tell_working(self, working: bool) -> None:
-        for listener in list(self.working_listeners):
-            try:
-                listener(working)
-            except Exception:
-                log.exception("a working listener failed")
+        _tell(self.working_listeners, working)
+
+    def _tell_paused(self, paused: bool) -> None:
+        _tell(self.pause_listeners, paused)
 
     async def _turn(self, claimed: ClaimedInput) -> TurnReply:
         try:
@@ -448,6 +451,14 @@ class OwnerRuntime:
             log.info("judgment %s not readable for its card: %s", judgment_id, exc.code)
             return None
         return dict(found.get("record") or {})
+
+
+def _tell(listeners: list[Callable[[bool], None]], value: bool) -> None:
+    for listener in list(listeners):
+        try:
+            listener(value)
+        except Exception:
+            log.exception("a runtime listener failed")
 
 
 def owner_facts(name: str = "owner") -> SessionFacts:

@@ -264,3 +264,24 @@ def test_a_missing_agent_cli_shows_in_the_tray_and_the_owner_is_told(
     finally:
         loop.run_until_complete(api.stop())
     assert code == 0
+
+
+def test_a_pause_from_outside_the_tray_shows_in_the_tray(
+    paths: Paths, existing_store: None, keyed: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    """`mama agent pause` reaches the runtime through its watcher; the tray follows."""
+    desktop = Desktop(paths)
+    tray = desktop.tray
+
+    async def scenario() -> None:
+        await wait_until(tray.pause_action.isEnabled, desktop.agent.changed)
+        host = desktop.agent.host
+        assert host is not None and host.runtime is not None
+        assert tray.state is not TrayState.PAUSED  # the control
+        host.runtime.pause()  # what the watcher does when the flag appears
+        await wait_until(lambda: tray.state is TrayState.PAUSED, tray.changed)
+        assert tray.pause_action.text() == "Resume &agent"
+        assert "(paused)" in tray.agent_status_action.text()
+
+    code, _ = run_desktop(loop, desktop, scenario)
+    assert code == 0

@@ -167,3 +167,68 @@ def test_the_agents_scopes_come_from_the_settings(
     wider = Settings(agent_scopes=("project:phoenix", "global"))
     refused, default = asyncio.run(save_with(wider))
     assert not refused and default == "project:phoenix"
+
+
+def test_a_pause_set_elsewhere_reaches_the_running_agent(
+    tmp_path: Path, engine: Engine, store: Store
+) -> None:
+    """`mama agent pause` beside a running daemon: the flag in the store is followed."""
+    from app.runtime.host import PAUSED_KEY
+    from app.runtime.owner_runtime import RuntimeSettings
+    from app.runtime.state import delete_state, set_state
+    from app.runtime.transaction import RuntimeDb
+
+    async def main() -> list[bool]:
+        paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
+        fast = RuntimeSettings(poll_seconds=0.05)
+        host = RuntimeHost(paths, Settings(), engine, store, token="", runtime_settings=fast)
+        seen: list[bool] = []
+        changed = asyncio.Event()
+
+        def on_pause(paused: bool) -> None:
+            seen.append(paused)
+            changed.set()
+
+        host.pause_listeners.append(on_pause)
+        await host.start()
+        other = RuntimeDb(store.reader(), store.path)  # another process's connection
+        try:
+            assert host.runtime is not None and not host.runtime.paused
+            await asyncio.to_thread(set_state, other, PAUSED_KEY, "1")
+            await asyncio.wait_for(changed.wait(), 10)
+            assert host.runtime.paused
+            changed.clear()
+            await asyncio.to_thread(delete_state, other, PAUSED_KEY)
+            await asyncio.wait_for(changed.wait(), 10)
+            assert not host.runtime.paused
+        finally:
+            other.close()
+            await host.stop()
+        return seen
+
+    assert asyncio.run(main()) == [True, False]
+
+
+def test_mama_agent_pause_and_resume_are_kept_and_shown_by_doctor(
+    tmp_path: Path, model_cache_dir: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    env = {
+        **os.environ,
+        "MAMA_HOME": str(tmp_path / "home"),
+        "MAMA_DB_KEY": TEST_KEY_HEX,
+        "MAMA_CACHE_DIR": str(model_cache_dir),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+
+    def mama(*args: str) -> str:
+        done = subprocess.run(
+            [str(MAMA), *args], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "agent: command; runtime not running" in mama("doctor")  # the control
+    assert mama("agent", "pause").strip() == "Agent paused; MAMA will start that way."
+    assert "agent: command (paused); runtime not running" in mama("doctor")
+    assert mama("agent", "resume").strip() == "Agent resumed; MAMA will start that way."
+    assert "agent: command; runtime not running" in mama("doctor")
