@@ -4,6 +4,8 @@ clock, real stores and engines, a recording channel, and waiting without sleeps.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +20,7 @@ from app.runtime.transaction import RuntimeDb
 from mama_core.embeddings import Embedder, load_embedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store
+from tests.conftest import TEST_KEY_HEX
 
 
 class ManualClock:
@@ -170,3 +173,20 @@ def runtime_db(store: Store) -> Iterator[RuntimeDb]:
     db = RuntimeDb(store.reader(), store.path)
     yield db
     db.close()
+
+
+MAMA = Path(sys.executable).with_name("mama")
+"""The installed ``mama`` command, for tests that run it as a subprocess."""
+
+
+def mama_env(home: Path, cache: Path, **extra: str) -> dict[str, str]:
+    """The environment for a ``mama`` subprocess over ``home`` with the test key, no
+    keyring (unless the test says otherwise) and the shared model cache."""
+    return {
+        **os.environ,
+        "MAMA_HOME": str(home),
+        "MAMA_DB_KEY": TEST_KEY_HEX,
+        "MAMA_CACHE_DIR": str(cache),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        **extra,
+    }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -10,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TEST_KEY_HEX
-
-MAMA = Path(sys.executable).with_name("mama")
+from tests.app.runtime.support import MAMA, mama_env
 
 
 def test_the_daemon_imports_no_qt() -> None:
@@ -34,12 +31,7 @@ def test_the_daemon_imports_no_qt() -> None:
 def test_daemon_without_a_bot_token_serves_and_stops_cleanly(
     tmp_path: Path, model_cache_dir: Path, clean_env: pytest.MonkeyPatch
 ) -> None:
-    env = {
-        **os.environ,
-        "MAMA_HOME": str(tmp_path / "home"),
-        "MAMA_DB_KEY": TEST_KEY_HEX,
-        "MAMA_CACHE_DIR": str(model_cache_dir),
-    }
+    env = mama_env(tmp_path / "home", model_cache_dir)
     proc = subprocess.Popen(
         [str(MAMA), "daemon"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

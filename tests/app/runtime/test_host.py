@@ -4,9 +4,7 @@ holds across restarts and processes."""
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +15,7 @@ from app.runtime.host import LOCK_FILE_NAME, RuntimeBusyError, RuntimeHost
 from app.settings import Settings
 from mama_core.memory import Engine
 from mama_core.store import Store
-from tests.conftest import TEST_KEY_HEX
-
-MAMA = Path(sys.executable).with_name("mama")
+from tests.app.runtime.support import MAMA, mama_env
 
 
 def host(tmp_path: Path, engine: Engine, store: Store) -> RuntimeHost:
@@ -89,12 +85,7 @@ def test_the_daemon_refuses_to_start_beside_another_runtime(
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        **os.environ,
-        "MAMA_HOME": str(home),
-        "MAMA_DB_KEY": TEST_KEY_HEX,
-        "MAMA_CACHE_DIR": str(model_cache_dir),
-    }
+    env = mama_env(home, model_cache_dir)
     # Another process (the tray, say) holds the runtime lock of this folder.
     with FileLock(home / LOCK_FILE_NAME, thread_local=False):
         done = subprocess.run(
@@ -110,14 +101,7 @@ def test_doctor_tells_whether_a_runtime_serves_the_folder_and_how_telegram_is_se
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        **os.environ,
-        "MAMA_HOME": str(home),
-        "MAMA_DB_KEY": TEST_KEY_HEX,
-        "MAMA_CACHE_DIR": str(model_cache_dir),
-        "MAMA_TELEGRAM_TOKEN": "123456:SECRET-token-value",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    env = mama_env(home, model_cache_dir, MAMA_TELEGRAM_TOKEN="123456:SECRET-token-value")
 
     def doctor() -> str:
         done = subprocess.run(
@@ -212,13 +196,7 @@ def test_a_pause_set_elsewhere_reaches_the_running_agent(
 def test_mama_agent_pause_and_resume_are_kept_and_shown_by_doctor(
     tmp_path: Path, model_cache_dir: Path, clean_env: pytest.MonkeyPatch
 ) -> None:
-    env = {
-        **os.environ,
-        "MAMA_HOME": str(tmp_path / "home"),
-        "MAMA_DB_KEY": TEST_KEY_HEX,
-        "MAMA_CACHE_DIR": str(model_cache_dir),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    env = mama_env(tmp_path / "home", model_cache_dir)
 
     def mama(*args: str) -> str:
         done = subprocess.run(
