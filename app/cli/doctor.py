@@ -78,8 +78,8 @@ def doctor(obj: CliContext) -> None:
 
 def _agent(obj: CliContext) -> None:
     """The agent backend, whether a runtime serves this folder, and Telegram's set-up."""
-    from app.runtime.host import PAUSED_KEY, runtime_running
-    from app.runtime.state import get_state
+    from app.runtime.host import runtime_running
+    from app.runtime.state import stored_pause
     from app.runtime.transaction import RuntimeDb
     from app.telegram.config import ENV_TOKEN, telegram_token
     from app.telegram.pairing import Pairing
@@ -93,7 +93,7 @@ def _agent(obj: CliContext) -> None:
     db = RuntimeDb(store.reader(), store.path)
     try:
         owner = Pairing(db).owner()
-        paused = " (paused)" if get_state(db, PAUSED_KEY) else ""
+        paused = " (paused)" if stored_pause(db) else ""
     finally:
         db.close()
     click.echo(f"agent: {settings.agent_backend}{model}{paused}; runtime {serving}")

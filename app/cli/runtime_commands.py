@@ -69,17 +69,14 @@ def agent_resume(obj: CliContext) -> None:
 
 
 def _set_paused(obj: CliContext, paused: bool) -> None:
-    from app.runtime.host import PAUSED_KEY, runtime_running
-    from app.runtime.state import delete_state, set_state
+    from app.runtime.host import runtime_running
+    from app.runtime.state import store_pause
     from app.runtime.transaction import RuntimeDb
 
     store = obj.store()
     db = RuntimeDb(store.reader(), store.path)
     try:
-        if paused:
-            set_state(db, PAUSED_KEY, "1")
-        else:
-            delete_state(db, PAUSED_KEY)
+        store_pause(db, paused)
     finally:
         db.close()
     state = "paused" if paused else "resumed"

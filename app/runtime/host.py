@@ -13,7 +13,6 @@ restart.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ from app.paths import Paths
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
-from app.runtime.state import delete_state, get_state, set_state
 from app.runtime.transaction import RuntimeDb
 from app.settings import Settings
 from app.telegram.config import api_url, telegram_token
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOCK_FILE_NAME = "runtime.lock"
-PAUSED_KEY = "agent_paused"
 
 
 def runtime_running(paths: Paths) -> bool:
@@ -112,7 +109,6 @@ class RuntimeHost:
         self.runtime: OwnerRuntime | None = None
         self.gateway: TelegramGateway | None = None
         self._db: RuntimeDb | None = None
-        self._pause_watch: asyncio.Task[None] | None = None
         self._lock = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
@@ -157,10 +153,7 @@ class RuntimeHost:
         runtime.working_listeners.append(self._working)
         runtime.pause_listeners.append(self._paused)
         self.runtime = runtime
-        if await runtime.run_db(get_state, db, PAUSED_KEY):
-            runtime.pause()
         await runtime.start()
-        self._pause_watch = asyncio.create_task(self._watch_pause(runtime), name="mama-pause")
         token = self._token if self._token is not None else await asyncio.to_thread(telegram_token)
         if token:
             from app.telegram.gateway import TelegramGateway
@@ -175,11 +168,6 @@ class RuntimeHost:
         then close the Telegram client; the lock is released last."""
         gateway, runtime, db = self.gateway, self.runtime, self._db
         self.gateway = self.runtime = self._db = None
-        watch, self._pause_watch = self._pause_watch, None
-        if watch is not None:
-            watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watch
         try:
             if gateway is not None:
                 await gateway.stop_receiving()
@@ -201,29 +189,7 @@ class RuntimeHost:
 
     async def set_paused(self, paused: bool) -> None:
         """Pause or resume the agent, now and across restarts."""
-        runtime = self._need_runtime()
-        db = runtime.db
-        if paused:
-            await runtime.run_db(set_state, db, PAUSED_KEY, "1")
-            runtime.pause()
-        else:
-            await runtime.run_db(delete_state, db, PAUSED_KEY)
-            runtime.resume()
-
-    async def _watch_pause(self, runtime: OwnerRuntime) -> None:
-        """Follow a pause set from elsewhere (``mama agent pause`` beside a daemon) at
-        the runtime's poll interval; the tray's own pause is applied at once."""
-        while True:
-            await asyncio.sleep(runtime.settings.poll_seconds)
-            try:
-                wanted = bool(await runtime.run_db(get_state, runtime.db, PAUSED_KEY))
-            except MamaError as exc:
-                log.warning("cannot read the pause setting: %s", exc.message)
-                continue
-            if wanted and not runtime.paused:
-                runtime.pause()
-            elif not wanted and runtime.paused:
-                runtime.resume()
+        await self._need_runtime().set_paused(paused)
 
     async def new_pair_code(self) -> str:
         """A one-time code for ``/pair`` (the same the CLI's ``telegram pair-code`` gives)."""

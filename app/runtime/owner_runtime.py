@@ -46,6 +46,7 @@ from app.runtime.mailbox import (
 )
 from app.runtime.proposals import ProposalFeed
 from app.runtime.sender import Sender
+from app.runtime.state import store_pause, stored_pause
 from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, ChangeSet, Engine, Grant, SessionFacts, TurnKind
@@ -119,6 +120,8 @@ class OwnerRuntime:
         self._resumed.set()
         self._paused_since: datetime | None = None
         self._pauses = 0
+        self._stored_pause: bool | None = None
+        """The pause flag in the store as last read or written here."""
         self.turn_listeners: list[Callable[[ClaimedInput, TurnReply | None], None]] = []
         """Called after each turn (reply or None on failure): for the tray and tests."""
         self.working_listeners: list[Callable[[bool], None]] = []
@@ -147,6 +150,7 @@ class OwnerRuntime:
                 loop.call_soon_threadsafe(self._scan_soon)
 
         self._unsubscribe = self.engine.subscribe(on_change)
+        await self._follow_stored_pause()
         await self.run_db(self.feed.scan)
         self._tasks = [
             asyncio.create_task(self._worker(), name="mama-worker"),
@@ -211,6 +215,26 @@ class OwnerRuntime:
             self._resumed.clear()
             log.info("agent paused")
             self._tell_paused(True)
+
+    async def set_paused(self, paused: bool) -> None:
+        """Pause or resume now and keep it in the store (restarts, other processes)."""
+        await self.run_db(store_pause, self.db, paused)
+        self._stored_pause = paused
+        if paused:
+            self.pause()
+        else:
+            self.resume()
+
+    async def _follow_stored_pause(self) -> None:
+        """Apply a change of the stored flag made elsewhere (``mama agent pause``);
+        only a change, so an in-memory pause or resume is not undone."""
+        stored = await self.run_db(stored_pause, self.db)
+        if stored != self._stored_pause:
+            self._stored_pause = stored
+            if stored:
+                self.pause()
+            else:
+                self.resume()
 
     def resume(self) -> None:
         if self._paused_since is not None:
@@ -428,8 +452,9 @@ class OwnerRuntime:
             await asyncio.sleep(self.settings.poll_seconds)
             try:
                 await self.run_db(self.feed.scan)
+                await self._follow_stored_pause()
             except MamaError as exc:
-                log.warning("proposal scan failed: %s", exc.message)
+                log.warning("periodic check failed: %s", exc.message)
             self._send.set()
             self._work.set()
 
@@ -438,8 +463,12 @@ class OwnerRuntime:
         timeout = self.settings.poll_seconds
         if due is not None:
             timeout = max(0.0, min(timeout, (due - self.clock.now()).total_seconds()))
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+        # cancellation that arrives as the event fires, and stop() would then wait
+        # forever for a loop that never ends (seen with a 50 ms poll interval).
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await event.wait()
 
     async def _read_judgment(self, judgment_id: int) -> dict[str, Any] | None:
         """A judgment as the owner sees it (for review cards)."""

@@ -25,3 +25,19 @@ def set_state(db: RuntimeDb, key: str, value: str) -> None:
 def delete_state(db: RuntimeDb, key: str) -> None:
     with db.write() as conn:
         conn.execute("DELETE FROM runtime_state WHERE key = ?", (key,))
+
+
+PAUSED_KEY = "agent_paused"
+
+
+def stored_pause(db: RuntimeDb) -> bool:
+    """Whether the owner paused the agent (in the tray or with ``mama agent pause``)."""
+    return get_state(db, PAUSED_KEY) is not None
+
+
+def store_pause(db: RuntimeDb, paused: bool) -> None:
+    """Keep the owner's pause (or its end), for every runtime on this store."""
+    if paused:
+        set_state(db, PAUSED_KEY, "1")
+    else:
+        delete_state(db, PAUSED_KEY)

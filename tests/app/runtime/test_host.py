@@ -157,9 +157,8 @@ def test_a_pause_set_elsewhere_reaches_the_running_agent(
     tmp_path: Path, engine: Engine, store: Store
 ) -> None:
     """`mama agent pause` beside a running daemon: the flag in the store is followed."""
-    from app.runtime.host import PAUSED_KEY
     from app.runtime.owner_runtime import RuntimeSettings
-    from app.runtime.state import delete_state, set_state
+    from app.runtime.state import PAUSED_KEY, delete_state, set_state
     from app.runtime.transaction import RuntimeDb
 
     async def main() -> list[bool]:
