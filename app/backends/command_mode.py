@@ -15,6 +15,7 @@ from typing import Any
 
 from app.backends.base import TurnReply, TurnRequest
 from app.backends.tools import ToolBox, ToolSpec, tool_name
+from app.runtime.cards import record_body
 from app.runtime.mailbox import InputKind
 from mama_core.memory import GUIDANCE_KINDS, Kind
 
@@ -185,18 +186,8 @@ def parse_remember(rest: str) -> dict[str, Any]:
 def render_record(record: dict[str, Any]) -> str:
     """A judgment from memory.read, for a chat message."""
     inner = record.get("record", record)
-    lines = [f"#{inner.get('id')} {inner.get('kind')} ({inner.get('status')})"]
-    if inner.get("topic"):
-        lines.append(f"Topic: {inner['topic']}")
-    lines.append(str(inner.get("summary", "")))
-    if inner.get("applies_when"):
-        lines.append(f"Applies when: {inner['applies_when']}")
-    for i, step in enumerate(inner.get("steps") or [], start=1):
-        lines.append(f"{i}. {step}")
-    if inner.get("details"):
-        lines.append("")
-        lines.append(str(inner["details"]))
-    return "\n".join(lines)
+    header = f"#{inner.get('id')} {inner.get('kind')} ({inner.get('status')})"
+    return "\n".join([header, *record_body(inner)])
 
 
 def _result_line(r: dict[str, Any]) -> str:

@@ -34,9 +34,9 @@ def card_text(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def record_text(record: dict[str, Any]) -> str:
-    """A judgment in full, for the Show button."""
-    lines = [f"**#{record.get('id')} {record.get('kind')}** ({record.get('status')})"]
+def record_body(record: dict[str, Any]) -> list[str]:
+    """A judgment's own words, line by line: topic, summary, when it applies, steps, details."""
+    lines: list[str] = []
     if record.get("topic"):
         lines.append(f"Topic: {record['topic']}")
     lines.append(str(record.get("summary", "")))
@@ -46,6 +46,13 @@ def record_text(record: dict[str, Any]) -> str:
         lines.append(f"{i}. {step}")
     if record.get("details"):
         lines += ["", str(record["details"])]
+    return lines
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """A judgment in full, for the Show button."""
+    lines = [f"**#{record.get('id')} {record.get('kind')}** ({record.get('status')})"]
+    lines += record_body(record)
     provenance: dict[str, Any] = record.get("provenance") or {}
     meta = [f"recorded {record.get('recorded_at')}", f"involvement {record.get('involvement')}"]
     if provenance.get("actor_name"):
