@@ -42,7 +42,26 @@ def short_time(iso: str | None) -> str:
     return iso.replace("T", " ")[:16]
 
 
-class JudgmentTableModel(QtCore.QAbstractTableModel):
+class _ColumnsModel(QtCore.QAbstractTableModel):
+    """A flat table whose columns are named by ``COLUMNS``."""
+
+    COLUMNS: ClassVar[tuple[str, ...]] = ()
+
+    def columnCount(self, parent: Index = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(
+        self,
+        section: int,
+        orientation: Qt.Orientation,
+        role: int = Qt.ItemDataRole.DisplayRole,
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+
+class JudgmentTableModel(_ColumnsModel):
     """Judgments as rows (dicts shaped like ``memory.search`` results), newest first."""
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("#", "Kind", "Summary", "Scopes", "Status", "Recorded")
@@ -97,19 +116,6 @@ class JudgmentTableModel(QtCore.QAbstractTableModel):
     def rowCount(self, parent: Index = _ROOT) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: Index = _ROOT) -> int:
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(
-        self,
-        section: int,
-        orientation: Qt.Orientation,
-        role: int = Qt.ItemDataRole.DisplayRole,
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.COLUMNS[section]
-        return None
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
@@ -148,7 +154,7 @@ class JudgmentTableModel(QtCore.QAbstractTableModel):
         return short_time(row.get("recorded_at"))
 
 
-class AuditLogModel(QtCore.QAbstractTableModel):
+class AuditLogModel(_ColumnsModel):
     """The event log, newest first; older pages load when the view scrolls down."""
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("Event", "When", "Action", "Actor", "Memory", "Change")
@@ -207,19 +213,6 @@ class AuditLogModel(QtCore.QAbstractTableModel):
 
     def rowCount(self, parent: Index = _ROOT) -> int:
         return 0 if parent.isValid() else len(self._entries)
-
-    def columnCount(self, parent: Index = _ROOT) -> int:
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(
-        self,
-        section: int,
-        orientation: Qt.Orientation,
-        role: int = Qt.ItemDataRole.DisplayRole,
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.COLUMNS[section]
-        return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._entries):
