@@ -80,6 +80,7 @@ class Desktop(QtCore.QObject):
         self.log_path: Path | None = None
         self.open_url: Callable[[QtCore.QUrl], Any] = QtGui.QDesktopServices.openUrl
         self._quit = asyncio.Event()
+        self._dialogs: list[QtWidgets.QDialog] = []
         self._show_when_ready = False
         self._tasks = TaskGroup(self._task_failed)
         self._pending_added: set[int] = set()
@@ -122,13 +123,18 @@ class Desktop(QtCore.QObject):
                 memory = await self._open(settings)
             except MamaError as exc:
                 log.warning("cannot start: %s: %s", exc.code, exc.message)
+                if self._quit.is_set():  # asked to quit while a dialog was open
+                    return 0
                 await self._fatal(exc.message)
                 return exc.exit_code
             except Exception as exc:
                 log.error("cannot start", exc_info=exc)
                 await self._fatal(one_line(exc, self.log_path))
                 return exit_code_of(exc)
-            if memory is None:  # the owner closed the first-run wizard
+            if memory is None:  # the owner closed the first-run wizard, or quit meanwhile
+                return 0
+            if self._quit.is_set():
+                self.memory = memory  # closed below like any other
                 return 0
             self._attach(memory)
             self.probe.mark("memory_open")
@@ -150,19 +156,31 @@ class Desktop(QtCore.QObject):
         box.deleteLater()
 
     async def _show(self, dialog: QtWidgets.QDialog) -> int:
-        """Show one of the app's dialogs and wait for the owner's answer."""
+        """Show one of the app's dialogs and wait for the owner's answer (Quit closes it)."""
+        if self._quit.is_set():
+            return QtWidgets.QDialog.DialogCode.Rejected
+        self._dialogs.append(dialog)
         self.dialog_opened.emit(dialog)
-        return await await_dialog(dialog)
+        log.info("waiting for the owner: %s", dialog.objectName() or type(dialog).__name__)
+        try:
+            return await await_dialog(dialog)
+        finally:
+            self._dialogs.remove(dialog)
 
     def quit(self) -> None:
-        """Leave at the next turn of the loop (the memory is closed cleanly)."""
+        """Leave at the next turn of the loop (the memory is closed cleanly); a dialog
+        the app is waiting on (first run, passphrase, settings) is cancelled."""
         self._quit.set()
+        for dialog in list(self._dialogs):
+            dialog.reject()
 
     async def _shutdown(self) -> None:
         self._notify_timer.stop()
         if self.window is not None:
-            await self.window.aclose()
-            self.window.close()
+            window, self.window = self.window, None
+            await window.aclose()
+            window.close()
+            window.deleteLater()
         await self._tasks.aclose()
         await self.agent.stop()
         if self.bridge is not None:
@@ -200,7 +218,7 @@ class Desktop(QtCore.QObject):
             wizard.deleteLater()
             self.first_run = None
 
-    async def _open_existing(self, settings: Settings) -> OpenMemory:
+    async def _open_existing(self, settings: Settings) -> OpenMemory | None:
         relay = _Progress(self)
         relay.advanced.connect(self._model_progress)
         passphrase: str | None = None
@@ -220,6 +238,8 @@ class Desktop(QtCore.QObject):
                     raise
                 wrong = True
             passphrase = await self._ask_passphrase(wrong)
+            if self._quit.is_set():
+                return None
             if not passphrase:
                 raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
         raise AssertionError("unreachable")
