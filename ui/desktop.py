@@ -370,19 +370,32 @@ class Desktop(QtCore.QObject):
             if await self._show(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
                 return
             choice = dialog.choice()
-            new = await apply_choice(
-                choice,
-                before,
-                settings_path=self.paths.settings,
-                memory=self.memory,
-                bridge=self.bridge,
-                parent=self.window,
-                notify=self.notify,
-            )
+            # A new model means a new engine: the runtime and the bot hold the engine,
+            # so they stop before the old one closes and start again over the new one.
+            swap = self.memory is not None and choice.model_changed(before)
+            if swap:
+                await self.agent.stop()
+            try:
+                new = await apply_choice(
+                    choice,
+                    before,
+                    settings_path=self.paths.settings,
+                    memory=self.memory,
+                    bridge=self.bridge,
+                    parent=self.window,
+                    notify=self.notify,
+                )
+            finally:
+                if swap and self.memory is not None:
+                    await self.agent.start(self.memory)
             runtime_inputs = ("agent_backend", "local_model_path", "agent_scopes")
-            if self.memory is not None and (
-                choice.telegram_token is not None
-                or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)
+            if (
+                not swap
+                and self.memory is not None
+                and (
+                    choice.telegram_token is not None
+                    or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)
+                )
             ):
                 await self.agent.restart(self.memory)
             self.settings_applied.emit(new)

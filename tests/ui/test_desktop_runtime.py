@@ -285,3 +285,49 @@ def test_a_pause_from_outside_the_tray_shows_in_the_tray(
 
     code, _ = run_desktop(loop, desktop, scenario)
     assert code == 0
+
+
+def test_after_a_model_change_the_agent_and_telegram_use_the_new_engine(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    embedder: GgufEmbedder,
+) -> None:
+    """Settings swaps the embedding model (and so the engine): the runtime and the bot
+    follow, so /remember after the swap is saved, not "The memory engine is closed"."""
+    from tests.ui.test_settings import edit_settings
+
+    api = FakeBotApi()
+    url = loop.run_until_complete(api.start())
+    monkeypatch.setenv("MAMA_TELEGRAM_TOKEN", api.token)
+    monkeypatch.setenv("MAMA_TELEGRAM_API_URL", url)
+    desktop = Desktop(paths)
+    status = desktop.tray.agent_status_action
+
+    async def scenario() -> None:
+        await wait_until(lambda: "connected as" in status.text(), desktop.tray.changed)
+        host = desktop.agent.host
+        assert host is not None and desktop.memory is not None
+        await owner_says(api, f"/pair {await host.new_pair_code()}")
+        saved = await owner_says(api, "/remember fact The printer is on floor 3")
+        assert saved[0].startswith("Saved #1"), saved  # control: before the swap
+        before = desktop.memory.engine
+
+        # The same weights from an explicit path: another model id, a real re-embedding.
+        await edit_settings(desktop, lambda d: d.model_path.setText(str(embedder.model_path)))
+        engine = desktop.memory.engine
+        assert engine is not before
+        await wait_until(lambda: "connected as" in status.text(), desktop.tray.changed)
+        host = desktop.agent.host
+        assert host is not None and host.runtime is not None and host.gateway is not None
+        assert host.engine is engine and host.runtime.engine is engine
+        saved = await owner_says(api, "/remember fact The kettle is in the kitchen")
+        assert saved[0].startswith("Saved #2"), saved
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        loop.run_until_complete(api.stop())
+    assert code == 0
