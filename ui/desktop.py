@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 PASSPHRASE_ATTEMPTS = 3
 """Passphrases the owner may try before the app gives up (wrong key, exit 11)."""
 NOTIFY_COALESCE_MS = 50
+NO_TRAY_HINT = "This desktop shows no tray icons, so MAMA lives in this window: closing it quits."
 
 
 class Desktop(QtCore.QObject):
@@ -95,6 +96,7 @@ class Desktop(QtCore.QObject):
         self.tray.settings_requested.connect(self.open_settings)
         self.tray.open_folder_requested.connect(self.open_data_folder)
         self.tray.quit_requested.connect(self.quit)
+        self.tray.availability_changed.connect(self._tray_availability)
         if instance is not None:
             instance.show_requested.connect(self.show_review)
         self.agent = AgentControl(
@@ -139,7 +141,9 @@ class Desktop(QtCore.QObject):
             self._attach(memory)
             self.probe.mark("memory_open")
             self.ready.emit()
-            if self._show_when_ready:
+            if not self.tray.available:
+                self._live_in_window()
+            elif self._show_when_ready:
                 self.show_review()
             self._tasks.spawn(asyncio.to_thread(warm_up, memory))
             await self._quit.wait()
@@ -341,6 +345,35 @@ class Desktop(QtCore.QObject):
         await window.load()
         self.probe.mark("review_loaded")
         self.review_loaded.emit()
+
+    # --- without a system tray ------------------------------------------------------------
+
+    def _tray_availability(self, available: bool) -> None:
+        log.info("system tray %s", "available" if available else "gone")
+        if not available and self.bridge is not None:
+            self._live_in_window()
+
+    def _live_in_window(self) -> None:
+        """No tray to live in: the review window opens, carries the tray's menu, says
+        why in one line, and closing it quits (as apps without a tray icon do)."""
+        self.show_review()
+        window = self.window
+        if window is None:
+            return
+        window.show_message(NO_TRAY_HINT)
+        if self.tray.menu.menuAction() not in window.menuBar().actions():
+            self.tray.menu.setTitle(f"&{APP_TITLE}")
+            window.menuBar().addMenu(self.tray.menu)
+            window.installEventFilter(self)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if (
+            watched is self.window
+            and event.type() == QtCore.QEvent.Type.Close
+            and not self.tray.available
+        ):
+            self.quit()
+        return False
 
     def show_search(self) -> None:
         self.show_review()

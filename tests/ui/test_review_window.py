@@ -516,7 +516,7 @@ def test_the_detail_follows_the_filter_and_no_action_reaches_a_hidden_record(
         what = dialog.findChild(QtWidgets.QLabel, "purge_what").text()
         assert f"#{printer}" in what and f"#{plant}" not in what
         dialog.reject()
-        await wait_until(lambda: window.buttons["purge"].isEnabled(), window.lists_updated, 5)
+        await wait_until(window.buttons["purge"].isEnabled, window.lists_updated, 5)
 
         # Nothing listed: nothing shown, nothing to act on.
         assert await search("", "Proposed") == []
