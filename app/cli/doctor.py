@@ -72,12 +72,18 @@ def doctor(obj: CliContext) -> None:
             f"({cache.dtype.name}); {missing} memories lack a vector"
             + (" (run 'mama reindex')" if missing else "")
         )
-    _agent(obj)
+    problem = _agent(obj)
+    if problem is not None:
+        from app.backends.base import BackendUnavailableError
+
+        raise BackendUnavailableError(f"The agent backend cannot run: {problem}")
     echo("all checks passed")
 
 
-def _agent(obj: CliContext) -> None:
-    """The agent backend, whether a runtime serves this folder, and Telegram's set-up."""
+def _agent(obj: CliContext) -> str | None:
+    """The agent backend, whether a runtime serves this folder, and Telegram's set-up;
+    returns what keeps the backend from running here (a CLI not installed), if anything."""
+    from app.backends.factory import backend_problem, make_backend
     from app.runtime.host import runtime_running
     from app.runtime.state import stored_pause
     from app.runtime.transaction import RuntimeDb
@@ -94,6 +100,10 @@ def _agent(obj: CliContext) -> None:
     try:
         owner = Pairing(db).owner()
         paused = " (paused)" if stored_pause(db) else ""
+        backend = make_backend(
+            settings.agent_backend, obj.paths.home, db, "", local_model=settings.local_model_path
+        )
+        problem = backend_problem(backend)
     finally:
         db.close()
     click.echo(f"agent: {settings.agent_backend}{model}{paused}; runtime {serving}")
@@ -105,3 +115,4 @@ def _agent(obj: CliContext) -> None:
         token = "no bot token"
     paired = f"paired with @{owner.username}" if owner and owner.username else "not paired"
     click.echo(f"telegram: {token}, {paired}")
+    return problem

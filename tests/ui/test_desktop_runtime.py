@@ -244,8 +244,12 @@ def test_a_missing_agent_cli_shows_in_the_tray_and_the_owner_is_told(
     async def scenario() -> None:
         status = tray.agent_status_action
         await wait_until(lambda: "connected as" in status.text(), tray.changed, timeout=30)
-        assert status.text().startswith("Agent: Claude Code ·")  # not known to fail yet
-        assert tray.state is not TrayState.TROUBLE
+        # Known before any turn: what is missing and how to install it.
+        assert status.text().startswith("Agent: Claude Code (cannot run; commands still work)")
+        assert tray.state is TrayState.TROUBLE
+        tooltip = tray.icon.toolTip()
+        assert "npm install -g @anthropic-ai/claude-code" in tooltip
+        assert "MAMA_CLAUDE_BIN" in tooltip
         assert desktop.agent.host is not None
         code = await desktop.agent.host.new_pair_code()
         await owner_says(api, f"/pair {code}")
