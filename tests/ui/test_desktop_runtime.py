@@ -335,3 +335,43 @@ def test_after_a_model_change_the_agent_and_telegram_use_the_new_engine(
     finally:
         loop.run_until_complete(api.stop())
     assert code == 0
+
+
+def test_when_the_other_process_stops_the_tray_takes_the_agent_over(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """The status line follows the runtime lock: "run by another MAMA process" while
+    the daemon holds it, then the agent runs here once the daemon lets go."""
+    desktop = Desktop(paths)
+    tray = desktop.tray
+    status = tray.agent_status_action
+    notes: list[str] = []
+    desktop.notified.connect(lambda title, _text: notes.append(title))
+    paths.home.mkdir(parents=True, exist_ok=True)
+    daemon = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False)
+    daemon.acquire()
+
+    async def scenario() -> None:
+        try:
+            await wait_until(lambda: "The agent runs elsewhere" in notes, desktop.notified)
+            assert status.text() == "Agent: run by another MAMA process"
+            assert desktop.agent.host is None
+        finally:
+            daemon.release()  # "the daemon" stops
+        await wait_until(lambda: desktop.agent.host is not None, desktop.agent.changed, 30)
+        await wait_until(lambda: status.text().startswith("Agent: command mode ·"), tray.changed)
+        assert tray.pause_action.isEnabled()
+        assert "The agent runs here now" in notes
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        if daemon.is_locked:
+            daemon.release()
+    assert code == 0
+    assert not daemon.is_locked
+    with FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False):
+        pass  # Quit released the lock the tray took over
