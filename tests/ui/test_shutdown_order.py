@@ -84,3 +84,38 @@ def test_quit_after_the_passphrase_path_closes_everything_in_order(
     assert not Path(f"{paths.db}-wal").exists()
     with pytest.raises(Exception, match="closed"):
         held["store"].conn.execute("SELECT 1")
+
+
+def test_quit_while_the_first_run_wizard_waits_ends_cleanly_and_makes_nothing(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch, loop: asyncio.AbstractEventLoop
+) -> None:
+    """What SIGTERM does (``Desktop.quit``) with the wizard open after the store was made:
+    the wizard is cancelled, the store it made is removed, the app exits 0."""
+    from tests.ui.conftest import wait_signal
+    from ui.first_run import FirstRunWizard
+
+    monkeypatch.setenv("MAMA_CACHE_DIR", str(paths.cache))
+    desktop = Desktop(paths)
+    made: list[bool] = []
+
+    async def steps() -> None:
+        (wizard,) = await wait_signal(desktop.dialog_opened, 30)
+        assert isinstance(wizard, FirstRunWizard)
+        wizard.key_page.passphrase.setText(PASSPHRASE)
+        wizard.key_page.again.setText(PASSPHRASE)
+        ready = asyncio.ensure_future(wait_signal(wizard.memory_ready, 120))
+        wizard.next()
+        await ready
+        made.append(paths.db.exists())  # control: there was a store to remove
+        desktop.quit()
+
+    async def whole() -> int:
+        wizard = asyncio.ensure_future(steps())
+        code = await asyncio.wait_for(desktop.run(), 120)
+        await wizard
+        return code
+
+    assert loop.run_until_complete(whole()) == 0
+    assert made == [True]
+    assert not paths.db.exists()
+    assert desktop.memory is None
