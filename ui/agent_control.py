@@ -107,6 +107,7 @@ class AgentControl(QtCore.QObject):
             self.changed.emit()
             return
         self.host = host
+        log.info("agent started here (%s)", memory.settings.agent_backend)
         await self.refresh_status()
         if host.gateway is not None:
             self._tasks.spawn(self._when_connected(host))

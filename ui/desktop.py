@@ -361,9 +361,14 @@ class Desktop(QtCore.QObject):
         if window is None:
             return
         window.show_message(NO_TRAY_HINT)
-        if self.tray.menu.menuAction() not in window.menuBar().actions():
-            self.tray.menu.setTitle(f"&{APP_TITLE}")
-            window.menuBar().addMenu(self.tray.menu)
+        bar = window.menuBar()
+        if not bar.actions():
+            # The window's own menu over the tray's actions: the tray keeps its menu
+            # (a menu given to the bar would be deleted with the window).
+            menu = bar.addMenu(f"&{APP_TITLE}")
+            menu.setObjectName("app_menu")
+            menu.aboutToShow.connect(self.tray.menu_opening)
+            menu.addActions(self.tray.menu.actions())
             window.installEventFilter(self)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
