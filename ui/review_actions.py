@@ -70,12 +70,16 @@ class ReviewActions:
         return await self._bridge.dispatch("memory.save", dialog.payload())
 
     async def reject(self, record: dict[str, Any]) -> Receipt | None:
+        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        prompt = f"Reject #{record['id']}: {record.get('summary', '')}"
+        if change:
+            prompt = f"Reject the proposal to {change.get('description', '')}"
         dialog = ReasonDialog(
             self._parent,
             title="Reject a proposal",
-            prompt=f"Reject #{record['id']}: {record.get('summary', '')}",
+            prompt=prompt,
             ok_text="Reject",
-            forbid_text=FORBID_TEXT,
+            forbid_text=None if change else FORBID_TEXT,
         )
         if not await self._ask(dialog):
             return None
