@@ -23,6 +23,8 @@ def card_text(record: dict[str, Any]) -> str:
     who = provenance.get("actor_name") or "the agent"
     when = _TURNS.get(str(provenance.get("turn")), "")
     lines = [f"**New proposal #{record.get('id')}** ({record.get('kind')})"]
+    if record.get("status") not in (None, "proposed"):  # decided: say what it is now
+        lines = [f"**#{record.get('id')}** ({record.get('kind')}, {record.get('status')})"]
     if record.get("topic"):
         lines.append(f"Topic: {record['topic']}")
     lines.append(str(record.get("summary", "")))

@@ -153,6 +153,31 @@ def reject(tx: Tx, change: ChangeProposal, reason: str) -> Applied:
     return Applied(change.judgment_id, payload, {"change_id": change.id})
 
 
+ERASED_FIELDS = ("reason", "outcome")
+"""The words a proposed change carries; a purge erases them with its record."""
+
+
+def erase_for(tx: Tx, judgment_id: int) -> None:
+    """Purging ``judgment_id``: erase the words of every change proposed to it or
+    naming it (a link from it), and close those still waiting (nothing is left to
+    decide on)."""
+    rows = tx.conn.execute(
+        f"SELECT {_COLUMNS} FROM change_proposals WHERE judgment_id = ? "
+        "OR json_extract(payload, '$.src') = ? OR json_extract(payload, '$.dst') = ? "
+        "OR json_extract(payload, '$.by') = ?",
+        (judgment_id, judgment_id, judgment_id, judgment_id),
+    ).fetchall()
+    for change in (ChangeProposal.from_row(r) for r in rows):
+        kept = {k: v for k, v in change.payload.items() if k not in ERASED_FIELDS}
+        tx.conn.execute(
+            "UPDATE change_proposals SET payload = ? WHERE id = ?",
+            (json.dumps(kept, sort_keys=True), change.id),
+        )
+        if change.state == "pending":
+            _resolve(tx, change, "rejected")
+            tx.touch(change.judgment_id)
+
+
 def _resolve(tx: Tx, change: ChangeProposal, state: str) -> None:
     tx.conn.execute(
         "UPDATE change_proposals SET state = ?, resolved_at = ?, resolved_event_id = ? "

@@ -204,3 +204,47 @@ def test_a_proposal_arrives_with_buttons_and_approve_makes_it_active(
             assert s.api.answers[-1].get("show_alert") is True
 
     asyncio.run(scenario())
+
+
+RULE = {
+    "kind": "constraint",
+    "summary": "Never deploy on Fridays",
+    "applies_when": "planning a deploy",
+}
+
+
+def test_an_agents_proposal_to_retire_the_owners_rule_is_decided_with_a_button(
+    engine: Engine, store: Store
+) -> None:
+    owner, grant = SessionFacts.owner_cli(), Grant.owner()
+    rule = engine.dispatch("memory.save", RULE, owner, grant)["judgment_id"]
+    retire = ("memory_retire", {"id": rule, "reason": "we ship every day"})
+    agent = ScriptedAgent([[retire]], reply="I asked you about the Friday rule.")
+
+    def status() -> str:
+        return engine.dispatch("memory.read", {"id": rule}, owner, grant)["record"]["status"]
+
+    async def scenario() -> None:
+        async with messenger(engine, store, agent) as s:
+            await s.pair()
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "Friday deploys are fine now, I think.")
+            await s.api.signal.until(lambda: any(m.get("reply_markup") for m in s.api.sent))
+            card = next(m for m in s.api.sent if m.get("reply_markup"))
+            assert card["text"].startswith(f"<b>Proposed change to your #{rule}</b>")
+            assert "we ship every day" in card["text"]
+            assert "Never deploy on Fridays" in card["text"]
+            buttons = card["reply_markup"]["inline_keyboard"][0]
+            assert buttons[0]["callback_data"] == f"approve:{rule}"
+            assert status() == "active"  # the agent's retire only proposed it
+
+            card_message = {k: v for k, v in card.items() if k != "params"}
+            s.api.push_callback(OWNER_USER, card_message, f"approve:{rule}")
+            await s.api.signal.until(lambda: len(s.api.edits) == 1)
+            assert s.api.answers[-1]["text"] == f"Approved #{rule}."
+            assert "Approved by you — now stale" in s.api.edits[0]["text"]
+            assert status() == "stale"
+            events = engine.dispatch("memory.read", {"id": rule}, owner, grant)["events"]
+            assert events[-1]["action"] == "review.approve"
+            assert events[-1]["actor"]["kind"] == "owner"
+
+    asyncio.run(scenario())

@@ -295,3 +295,24 @@ def test_a_source_turn_fact_is_never_guidance_and_its_guidance_waits(engine: Eng
     assert render_index(engine.store.conn, ["global"]).shown_ids == ()
     engine.dispatch("review.approve", {"id": rule["judgment_id"]}, OWNER, OWNER_GRANT)
     assert render_index(engine.store.conn, ["global"]).shown_ids == (rule["judgment_id"],)
+
+
+def test_purging_the_record_erases_the_words_of_changes_proposed_to_it(engine: Engine) -> None:
+    decision = save(engine, "Adopt SQLCipher for storage", "decision")["judgment_id"]
+    kept = save(engine, "Adopt FTS5 for search", "decision")["judgment_id"]
+    for target, words in ((decision, "quokkafied"), (kept, "wombatique")):
+        engine.dispatch(
+            "memory.update_outcome",
+            {"id": target, "outcome": f"it went {words}", "reason": f"{words} review"},
+            AGENT,
+            agent_grant(),
+        )
+    engine.dispatch("memory.purge", {"id": decision, "reason": "forget it"}, OWNER, OWNER_GRANT)
+    rows = engine.store.conn.execute(
+        "SELECT judgment_id, payload, state FROM change_proposals ORDER BY id"
+    ).fetchall()
+    by_target = {r[0]: (r[1], r[2]) for r in rows}
+    assert "quokkafied" not in by_target[decision][0]
+    assert by_target[decision][1] == "rejected"  # nothing is left to decide on
+    assert "wombatique" in by_target[kept][0]  # the control: another record's change stays
+    assert by_target[kept][1] == "pending"
