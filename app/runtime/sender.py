@@ -110,4 +110,9 @@ class Sender:
         if record is None or not waiting:
             log.info("proposal %s was decided before its card left", delivery.judgment_id)
             return None
-        return OutgoingMessage(card_text(record), review_id=delivery.judgment_id)
+        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        return OutgoingMessage(
+            card_text(record),
+            review_id=delivery.judgment_id,
+            review_change_id=int(change["id"]) if change else None,
+        )
