@@ -36,7 +36,8 @@ NON_OWNER_TURNS: frozenset[TurnKind] = frozenset(
 )
 """Turns in which the owner is not the one speaking: outside content, a timer, or a
 coding agent over MCP (whoever types to that agent, MAMA cannot tell it is the owner).
-In them guidance can only be proposed and the owner's records cannot be touched."""
+In them guidance, and retiring or replacing the owner's records, can only be proposed;
+outcomes and links on the owner's records are refused (``ownership``)."""
 
 SOURCE_TURNS: frozenset[TurnKind] = frozenset({TurnKind.SOURCE_DELTA, TurnKind.SCHEDULED})
 """Turns driven by outside content or a timer: what is saved in them is source-derived."""
