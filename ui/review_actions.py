@@ -61,7 +61,7 @@ class ReviewActions:
         return accepted
 
     async def approve(self, record: dict[str, Any]) -> Receipt:
-        return await self._bridge.dispatch("review.approve", {"id": int(record["id"])})
+        return await self._bridge.dispatch("review.approve", _decision(record))
 
     async def edit_and_approve(self, record: dict[str, Any]) -> Receipt | None:
         dialog = EditDialog(self._parent, record)
@@ -70,17 +70,21 @@ class ReviewActions:
         return await self._bridge.dispatch("memory.save", dialog.payload())
 
     async def reject(self, record: dict[str, Any]) -> Receipt | None:
+        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        prompt = f"Reject #{record['id']}: {record.get('summary', '')}"
+        if change:
+            prompt = f"Reject the proposal to {change.get('description', '')}"
         dialog = ReasonDialog(
             self._parent,
             title="Reject a proposal",
-            prompt=f"Reject #{record['id']}: {record.get('summary', '')}",
+            prompt=prompt,
             ok_text="Reject",
-            forbid_text=FORBID_TEXT,
+            forbid_text=None if change else FORBID_TEXT,
         )
         if not await self._ask(dialog):
             return None
         reason, forbid = dialog.values()
-        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
+        payload: dict[str, Any] = {**_decision(record), "reason": reason}
         if forbid:
             payload["forbid_resave"] = True
         return await self._bridge.dispatch("review.reject", payload)
@@ -110,3 +114,13 @@ class ReviewActions:
         if include_chain:
             payload["include_chain"] = True
         return await self._bridge.dispatch("memory.purge", payload)
+
+
+def _decision(record: dict[str, Any]) -> dict[str, Any]:
+    """The record an approve or reject decides, and the proposed change shown with it
+    (so a change made after the owner looked is not decided unseen)."""
+    payload: dict[str, Any] = {"id": int(record["id"])}
+    change = record.get("pending_change") if record.get("status") != "proposed" else None
+    if change:
+        payload["change_id"] = int(change["id"])
+    return payload

@@ -84,7 +84,9 @@ class ReviewData(QtCore.QObject):
         """Note a change-set; it is applied with any others arriving just after it."""
         if self._closed:
             return
-        self._pending_ids.update(changes.added, changes.status_changed, changes.purged)
+        self._pending_ids.update(
+            changes.added, changes.status_changed, changes.purged, changes.touched
+        )
         self._pending = True
         if not self._applying and not self._timer.isActive():
             self._timer.start()

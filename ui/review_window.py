@@ -300,9 +300,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
     def _update_buttons(self) -> None:
         status = self.current_status()
         idle = not self._busy
-        self.buttons["approve"].setEnabled(idle and status == "proposed")
+        decidable = self._decidable()
+        self.buttons["approve"].setEnabled(idle and decidable)
         self.buttons["edit"].setEnabled(idle and status == "proposed")
-        self.buttons["reject"].setEnabled(idle and status == "proposed")
+        self.buttons["reject"].setEnabled(idle and decidable)
         self.buttons["retire"].setEnabled(idle and status == "active")
         self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
 
@@ -352,8 +353,13 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     # --- owner actions ----------------------------------------------------------------
 
+    def _decidable(self) -> bool:
+        """A proposal, or a record with a change an agent proposed to it, is shown."""
+        record = self.current_record() or {}
+        return self.current_status() == "proposed" or bool(record.get("pending_change"))
+
     def approve(self) -> None:
-        if self.current_status() == "proposed":
+        if self._decidable():
             record = self._target()
             self._start("review.approve", lambda: self.owner_actions.approve(record))
 
@@ -363,7 +369,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
 
     def reject(self) -> None:
-        if self.current_status() == "proposed":
+        if self._decidable():
             record = self._target()
             self._start("review.reject", lambda: self.owner_actions.reject(record))
 

@@ -50,6 +50,7 @@ from app.runtime.state import store_pause, stored_pause
 from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, ChangeSet, Engine, Grant, SessionFacts, TurnKind
+from mama_core.memory.ownership import PROPOSABLE_ACTIONS
 from mama_core.store import Store
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,9 @@ class OwnerRuntime:
             )
 
         def on_change(changes: ChangeSet) -> None:
-            if changes.added:
+            # A new record may be a proposal; a retire, outcome or link may be a
+            # change proposed to one of the owner's records.
+            if changes.added or changes.action in PROPOSABLE_ACTIONS:
                 loop.call_soon_threadsafe(self._scan_soon)
 
         self._unsubscribe = self.engine.subscribe(on_change)

@@ -83,6 +83,7 @@ class TelegramPart:
     plain: str
     review_id: int | None = None
     reply_to_message_id: int | None = None
+    review_change_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,12 @@ class TelegramGateway:
                 await query.answer()
             return
         verb, _, ident = (query.data or "").partition(":")
-        if not ident.isdigit() or verb not in ("approve", "reject", "show"):
+        ident, _, change_id = ident.partition(":")  # a card for a proposed change names it
+        if (
+            not ident.isdigit()
+            or verb not in ("approve", "reject", "show")
+            or (change_id and not change_id.isdigit())
+        ):
             await query.answer("I don't know that button.")
             return
         judgment_id = int(ident)
@@ -285,6 +291,8 @@ class TelegramGateway:
             await self._show(judgment_id, facts)
             return
         payload: dict[str, Any] = {"id": judgment_id, "command_id": f"telegram:cb:{query.id}"}
+        if change_id:
+            payload["change_id"] = int(change_id)
         if verb == "reject":
             payload["reason"] = REJECT_REASON
         action = "review.approve" if verb == "approve" else "review.reject"
@@ -354,6 +362,7 @@ class TelegramGateway:
                 chunk,
                 to_plain(chunk),
                 review_id=message.review_id if i == len(chunks) - 1 else None,
+                review_change_id=message.review_change_id if i == len(chunks) - 1 else None,
                 reply_to_message_id=int(reply_to) if (i == 0 and reply_to and same_chat) else None,
             )
             for i, chunk in enumerate(chunks)
@@ -388,11 +397,12 @@ class TelegramGateway:
         markup = None
         if part.review_id is not None:
             jid = part.review_id
+            change = "" if part.review_change_id is None else f":{part.review_change_id}"
             markup = InlineKeyboardMarkup(
                 [
                     [
-                        InlineKeyboardButton("Approve", callback_data=f"approve:{jid}"),
-                        InlineKeyboardButton("Reject", callback_data=f"reject:{jid}"),
+                        InlineKeyboardButton("Approve", callback_data=f"approve:{jid}{change}"),
+                        InlineKeyboardButton("Reject", callback_data=f"reject:{jid}{change}"),
                         InlineKeyboardButton("Show", callback_data=f"show:{jid}"),
                     ]
                 ]

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ChangeSet:
-    """Ids a commit touched: the event, new judgments, status changes and purges."""
+    """Ids a commit touched: the event, new judgments, status changes and purges, and
+    every judgment it read or amended (a link, an outcome, a change proposed to it)."""
 
     event_ids: tuple[int, ...]
     added: tuple[int, ...]
@@ -15,3 +16,4 @@ class ChangeSet:
     purged: tuple[int, ...]
     action: str
     command_id: str
+    touched: tuple[int, ...] = ()

@@ -207,18 +207,26 @@ class CheckpointListInput(ActionInput):
     limit: int = Field(10, ge=1, le=200)
 
 
+ChangeId = Annotated[
+    int,
+    Field(ge=1, description="Only this proposed change (as shown on its review card)."),
+]
+
+
 class ApproveInput(MutationInput):
-    """review.approve (owner): make a proposal active."""
+    """review.approve (owner): make a proposal active, or apply the change proposed to it."""
 
     id: RecordId
+    change_id: ChangeId | None = None
 
 
 class RejectInput(MutationInput):
-    """review.reject (owner): decline a proposal, keeping the reason."""
+    """review.reject (owner): decline a proposal (or the change proposed to it)."""
 
     id: RecordId
     reason: Reason
     forbid_resave: bool = Field(False, description="Refuse saving it again (a tombstone).")
+    change_id: ChangeId | None = None
 
 
 class PurgeInput(MutationInput):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from mama_core.memory import proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError
@@ -80,6 +81,7 @@ def erase_judgment(tx: Tx, j: Judgment) -> str:
     )
     tx.conn.execute("DELETE FROM embeddings WHERE judgment_id = ?", (j.id,))
     tx.conn.execute("UPDATE tombstones SET vector = NULL WHERE judgment_id = ?", (j.id,))
+    proposed_changes.erase_for(tx, j.id)
     return digest
 
 

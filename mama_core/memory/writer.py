@@ -208,6 +208,7 @@ def _apply(conn: Connection, command: Command) -> AppendResult:
         purged=tuple(tx.purged),
         action=command.action,
         command_id=command.command_id,
+        touched=tuple(touched),
     )
     return AppendResult(receipt, changes)
 

@@ -481,3 +481,80 @@ def test_screenshot_of_the_review_window(
         save_artifact(window, "review-window-guidance.png")
 
     drive(loop, window, scenario)
+
+
+def _agent_retires(engine: Engine, judgment_id: int) -> dict[str, Any]:
+    from mama_core.memory import Grant
+    from tests.ui.conftest import AGENT
+
+    receipt = engine.dispatch(
+        "memory.retire",
+        {"id": judgment_id, "reason": "we ship every day now"},
+        AGENT,
+        Grant.agent(["global"]),
+    )
+    assert receipt["proposed"] is True, receipt
+    return receipt
+
+
+def test_an_agents_proposal_to_retire_the_owners_rule_is_approved_here(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    rule = owner_save(
+        engine, "Never deploy on Fridays", kind="constraint", applies_when="planning a release"
+    )
+    other = owner_save(engine, "Tag every release", kind="constraint", applies_when="releasing")
+    _agent_retires(engine, rule)
+
+    async def scenario() -> None:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        assert ids_in(window, TAB_PROPOSED) == [rule]  # the other rule waits on nothing
+        assert window.current_record()["id"] == rule  # type: ignore[index]
+        text = window.detail.toPlainText()
+        assert "Waiting for you: claude-code proposes to retire" in text
+        assert "we ship every day now" in text
+        assert window.buttons["approve"].isEnabled()
+        assert not window.buttons["edit"].isEnabled()
+        action, receipt = await act(
+            window,
+            lambda: qtbot.mouseClick(window.buttons["approve"], Qt.MouseButton.LeftButton),
+        )
+        assert (action, receipt["judgment_id"], receipt["status"]) == (
+            "review.approve",
+            rule,
+            "stale",
+        )
+        assert ids_in(window, TAB_PROPOSED) == []
+        assert rule in ids_in(window, TAB_RETIRED)
+
+        # A proposal made while the window is open appears (the change-set names the
+        # record), and rejecting it leaves the rule in force.
+        worker = threading.Thread(target=lambda: _agent_retires(engine, other))
+        worker.start()
+        await asyncio.to_thread(worker.join)
+        await wait_until(lambda: ids_in(window, TAB_PROPOSED) == [other], window.lists_updated)
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == other, window.detail_shown
+        )
+        dialog = await fill_dialog(window, lambda: qtbot.keyClick(window, Qt.Key.Key_R))
+        assert isinstance(dialog, ReasonDialog)
+        assert not dialog.forbid.isVisible()  # rejecting a change leaves no tombstone
+        dialog.reason.setText("Tags stay")
+        done = asyncio.ensure_future(wait_signal(window.action_done))
+        qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
+        action, receipt = await done
+        assert action == "review.reject" and receipt["status"] == "active"
+        await wait_until(lambda: ids_in(window, TAB_PROPOSED) == [], window.lists_updated)
+
+    drive(loop, window, scenario)
+
+    assert status_of(store, rule) == "stale"
+    last = events_of(store, rule)[-1]
+    assert last["action"] == "review.approve"
+    assert last["actor"]["kind"] == "owner" and last["actor"]["turn"] == "ui"
+    assert status_of(store, other) == "active"
+    assert events_of(store, other)[-1]["action"] == "review.reject"
