@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from mama_core.errors import MamaError
 from mama_core.memory.changes import ChangeSet
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
@@ -175,18 +176,24 @@ class CommitFeed:
     # --- inside -------------------------------------------------------------
 
     def _start(self) -> None:
-        """Open the feed's connection and start polling (under the lock, once)."""
+        """Open the feed's connection and start polling (under the lock, once); if the
+        store cannot be read now, the next subscriber tries again."""
         if self._poll_seconds is None or self._open_reader is None:
             return
         if self._conn is not None or self._stop.is_set():
             return
-        conn = self._open_reader()
+        try:
+            conn = self._open_reader()
+        except MamaError as exc:
+            log.warning("cannot follow other processes' commits: %s", exc.message)
+            return  # this process's own commits are still delivered
         try:
             self._data_version = int(conn.execute("PRAGMA data_version").fetchone()[0])
             row = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
-        except sqlcipher.Error:
+        except sqlcipher.Error as exc:
             conn.close()
-            raise
+            self._problem(exc)
+            return
         self._last_event_id = int(row[0])
         self._conn = conn
         self._thread = threading.Thread(
