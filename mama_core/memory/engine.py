@@ -115,7 +115,8 @@ class Engine:
     def subscribe(self, callback: Callable[[ChangeSet], None]) -> Callable[[], None]:
         """Call ``callback`` after every commit to the store, this process's or another's,
         once each and in event order (on the writer thread or the commit feed's; keep
-        it short, e.g. post to your own loop). Returns a function that unsubscribes."""
+        it short, e.g. post to your own loop, and never wait there for a write).
+        Returns a function that unsubscribes."""
         return self._feed.subscribe(callback)
 
     def watch_store(self, callback: Callable[[], None]) -> Callable[[], None]:
