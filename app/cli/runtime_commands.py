@@ -81,7 +81,7 @@ def _set_paused(obj: CliContext, paused: bool) -> None:
         db.close()
     state = "paused" if paused else "resumed"
     if runtime_running(obj.paths):
-        click.echo(f"Agent {state}; the running MAMA follows within 30 seconds.")
+        click.echo(f"Agent {state}; the running MAMA follows within a second.")
     else:
         click.echo(f"Agent {state}; MAMA will start that way.")
 

@@ -1,12 +1,14 @@
 """The owner runtime on one asyncio loop: one agent turn at a time, replies journalled
 and sent, proposals turned into review cards.
 
-Three tasks share the loop: the *worker* claims the next input (owner messages
+Four tasks share the loop: the *worker* claims the next input (owner messages
 first), runs one turn through the backend with a toolbox bound to that turn's
 session facts, and completes the input with its reply in one transaction; the
 *sender* takes the journal to the channel; the *poller* wakes both now and
-then (due retries, proposals made by other processes). SQL runs on one
-dedicated thread, the engine's writes on the engine's writer thread, so the
+then (due retries); the *pause follower* rereads the pause flag whenever another
+connection commits (``mama agent pause``). Commits of other processes arrive as
+the engine's change-sets too, so their proposals become cards at once. SQL runs
+on one dedicated thread, the engine's writes on the engine's writer thread, so the
 loop never blocks on the database.
 """
 
@@ -114,6 +116,8 @@ class OwnerRuntime:
         self._send = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._unsubscribe: Callable[[], None] | None = None
+        self._unwatch: Callable[[], None] | None = None
+        self._store_changed = asyncio.Event()
         self._backend_started = False
         self._scan_needed = False
         self._sending: asyncio.Task[bool] | None = None
@@ -153,12 +157,19 @@ class OwnerRuntime:
                 loop.call_soon_threadsafe(self._scan_soon)
 
         self._unsubscribe = self.engine.subscribe(on_change)
+
+        def on_store_change() -> None:
+            # Any other connection's commit (``mama agent pause`` included).
+            loop.call_soon_threadsafe(self._store_changed.set)
+
+        self._unwatch = self.engine.watch_store(on_store_change)
         await self._follow_stored_pause()
         await self.run_db(self.feed.scan)
         self._tasks = [
             asyncio.create_task(self._worker(), name="mama-worker"),
             asyncio.create_task(self._sender_loop(), name="mama-sender"),
             asyncio.create_task(self._poller(), name="mama-poller"),
+            asyncio.create_task(self._pause_follower(), name="mama-pause-follower"),
         ]
 
     async def stop(self) -> None:
@@ -177,6 +188,9 @@ class OwnerRuntime:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         with contextlib.suppress(Exception):
             await self.backend.close()
         self._executor.shutdown(wait=True)
@@ -460,6 +474,17 @@ class OwnerRuntime:
                 log.warning("periodic check failed: %s", exc.message)
             self._send.set()
             self._work.set()
+
+    async def _pause_follower(self) -> None:
+        """Follow the stored pause flag as soon as another connection commits (the
+        engine's commit feed), not only on the periodic pass."""
+        while True:
+            await self._store_changed.wait()
+            self._store_changed.clear()
+            try:
+                await self._follow_stored_pause()
+            except MamaError as exc:
+                log.warning("reading the pause flag failed: %s", exc.message)
 
     async def _idle(self, event: asyncio.Event, due: datetime | None) -> None:
         """Wait for ``event``, for ``due``, or for the poll interval, whichever is first."""

@@ -2,9 +2,9 @@
 judgments, and changes an agent proposed to the owner's records.
 
 The feed walks ``judgments`` past a durable cursor (``runtime_state``), so it
-sees proposals from this process (woken by the engine's change-sets) and from
-others (``mama mcp``, the CLI) on its periodic pass; the journal's
-de-duplication makes a second look harmless.
+sees proposals from this process and from others (``mama mcp``, the CLI) as
+soon as the engine's change-sets announce them (the periodic pass is a fallback);
+the journal's de-duplication makes a second look harmless.
 
 The first scan of a store (no cursor yet: the runtime never ran on it) cards
 a few waiting proposals, but a backlog becomes one notice instead of a flood
