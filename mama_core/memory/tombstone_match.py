@@ -33,6 +33,13 @@ NEGATORS: frozenset[str] = frozenset(
 )
 """Words that flip what a sentence states; ``-n't`` contractions count too."""
 
+NOT_NEGATING = re.compile(
+    r"\b(?:no exceptions?|without (?:exception|fail)|no matter|not only|no doubt"
+    r"|no (?:later|earlier|more|less|fewer) than|not (?:later|earlier|more|less|fewer) than)\b"
+)
+"""Phrases with a negation word that negate nothing ("no exceptions", "no later than");
+without this, adding one would be a way around a tombstone."""
+
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(_words(a)), frozenset(_words(b)))
     for a, b in (
@@ -118,7 +125,8 @@ def cues(text: str) -> Cues:
     """The polarity, words, numbers, calendar words and names of ``text``."""
     plain = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
     tokens = _WORD.findall(plain.casefold())
-    negations = sum(1 for t in tokens if t in NEGATORS or t.endswith("n't"))
+    negating = _WORD.findall(NOT_NEGATING.sub(" ", plain.casefold()))
+    negations = sum(1 for t in negating if t in NEGATORS or t.endswith("n't"))
     numbers = {_number(n) for n in _NUMBER.findall(plain)}
     numbers |= {NUMBER_WORDS[t] for t in tokens if t in NUMBER_WORDS}
     calendar = {c for c in (_calendar(t) for t in tokens) if c is not None}

@@ -111,6 +111,8 @@ def test_what_tells_two_texts_apart(retired: str, candidate: str, why: str) -> N
         ("Host production on AWS", "Production is hosted on AWS"),
         ("Prefer short answers in Telegram", "Prefer brief answers on Telegram"),
         ("You MUST use uv", "Use uv"),
+        ("Deploy on Fridays", "Deploy on Fridays, no exceptions"),
+        ("Reply within 2 days", "Reply no later than 2 days"),
     ],
 )
 def test_rewordings_with_the_same_cues_are_still_caught(retired: str, candidate: str) -> None:
