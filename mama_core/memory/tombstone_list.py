@@ -36,7 +36,7 @@ def list_tombstones(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
     rows = conn.execute(
         "SELECT t.id, t.judgment_id, t.reason, t.created_at, t.lifted_at, e.actor, e.action, "
         "j.kind, j.status, CASE WHEN j.status = 'purged' THEN NULL ELSE j.summary END, "
-        "le.actor, le.payload FROM tombstones t JOIN events e ON e.id = t.event_id "
+        "le.actor, le.payload FROM tombstones t LEFT JOIN events e ON e.id = t.event_id "
         "LEFT JOIN judgments j ON j.id = t.judgment_id "
         "LEFT JOIN events le ON le.id = t.lift_event_id "
         f"WHERE {' AND '.join(where) or '1'} ORDER BY t.id DESC LIMIT ?",
@@ -70,7 +70,7 @@ def _entry(conn: Connection, row: tuple[Any, ...], call: Call) -> dict[str, Any]
         "reason": str(reason),
         "created_at": str(created_at),
         "created_by": _actor(actor),
-        "made_by_action": str(action),
+        "made_by_action": None if action is None else str(action),
         "lifted": lifted_at is not None,
         "lifted_at": lifted_at,
         "lifted_by": None if lift_actor is None else _actor(lift_actor),

@@ -69,7 +69,7 @@ def find_match(
     rows = conn.execute(
         "SELECT t.id, t.fingerprint, t.vector, t.model_id, t.reason, e.actor, e.action, "
         "CASE WHEN j.status = 'purged' THEN NULL ELSE j.summary END FROM tombstones t "
-        "JOIN events e ON e.id = t.event_id LEFT JOIN judgments j ON j.id = t.judgment_id "
+        "LEFT JOIN events e ON e.id = t.event_id LEFT JOIN judgments j ON j.id = t.judgment_id "
         "WHERE t.lifted_at IS NULL AND EXISTS (SELECT 1 FROM tombstone_scopes ts "
         "JOIN scopes s ON s.id = ts.scope_id WHERE ts.tombstone_id = t.id "
         "AND s.name IN (SELECT value FROM json_each(?))) ORDER BY t.id",
@@ -101,7 +101,7 @@ def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
         reason=str(row[4]),
         similarity=similarity,
         created_by=actor if isinstance(actor, dict) else {},
-        made_by_action=str(row[6]),
+        made_by_action=str(row[6] or ""),
     )
 
 
