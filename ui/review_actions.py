@@ -2,7 +2,8 @@
 
 Approve, Edit & approve (an owner save that replaces the proposal), Reject
 (a reason, optionally a tombstone), Retire (a reason, optionally "don't let it
-come back") and Purge (a confirmation naming what is erased). Each returns the
+come back"), Purge (a confirmation naming what is erased) and Lift a tombstone
+(a confirmation naming the text it lets back, and why). Each returns the
 catalog's receipt, or None when the owner cancelled its dialog; a refusal
 arrives as the ``MamaError`` the catalog raised.
 """
@@ -28,6 +29,7 @@ VERBS: dict[str, str] = {
     "memory.retire": "Retired",
     "memory.purge": "Erased",
     "memory.save": "Saved and approved",
+    "tombstone.lift": "Lifted the tombstone on",
 }
 
 
@@ -104,6 +106,24 @@ class ReviewActions:
         if forbid:
             payload["forbid_resave"] = True
         return await self._bridge.dispatch("memory.retire", payload)
+
+    async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
+        from ui.models import tombstone_note
+
+        dialog = ReasonDialog(
+            self._parent,
+            title="Lift a tombstone",
+            prompt=(
+                f"Allow #{record['id']} to be saved again: {record.get('summary', '')}\n\n"
+                f"{tombstone_note(tombstone)}"
+            ),
+            ok_text="Lift",
+        )
+        if not await self._ask(dialog):
+            return None
+        reason, _ = dialog.values()
+        payload = {"tombstone_id": int(tombstone["id"]), "reason": reason}
+        return await self._bridge.dispatch("tombstone.lift", payload)
 
     async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
         dialog = PurgeDialog(self._parent, record, older)

@@ -100,12 +100,16 @@ class JudgmentList(QtCore.QObject):
     """The model changed (a load finished or a change-set was applied)."""
 
     def __init__(
-        self, bridge: EngineBridge, spec: ListSpec, parent: QtCore.QObject | None = None
+        self,
+        bridge: EngineBridge,
+        spec: ListSpec,
+        parent: QtCore.QObject | None = None,
+        model_type: type[JudgmentTableModel] = JudgmentTableModel,
     ) -> None:
         super().__init__(parent)
         self._bridge = bridge
         self.spec = spec
-        self.model = JudgmentTableModel(self)
+        self.model = model_type(self)
         self.truncated = False
         self.loaded_once = False
         self._generation = 0

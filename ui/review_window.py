@@ -4,7 +4,7 @@ Tabs list the proposals waiting for review, the active guidance, every
 memory (live search with kind, scope and status filters), the retired ones
 and the audit log; the detail pane shows the selected record with its
 provenance, the records it replaced and its events. Approve, Edit & approve,
-Reject, Retire and Purge are owner actions through the catalog
+Reject, Retire, Purge and Lift tombstone are owner actions through the catalog
 (``ui.review_actions``); their errors appear in the message line, never as a
 traceback. The lists follow the writer's change-sets (``ui.review_data``).
 """
@@ -128,6 +128,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             ("reject", "&Reject…", self.reject),
             ("retire", "Re&tire…", self.retire),
             ("purge", "&Purge…", self.purge),
+            ("lift", "&Lift tombstone…", self.lift_tombstone),
         ):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"{name}_button")
@@ -137,6 +138,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self.buttons[name] = button
         self.buttons["approve"].setToolTip("Approve the proposal (A)")
         self.buttons["reject"].setToolTip("Reject the proposal with a reason (R)")
+        self.buttons["lift"].setToolTip("Let this text be saved again")
         bar.addStretch(1)
 
         right = QtWidgets.QWidget()
@@ -207,6 +209,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self._tasks.spawn(self._show_detail(current))
         elif current is None:
             self._select_first_if_none(self.tabs.currentIndex())
+        self._update_buttons()  # a lift changes no record, only whether one is blocked
         self.lists_updated.emit()
 
     def search_now(self) -> None:
@@ -306,6 +309,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.buttons["reject"].setEnabled(idle and decidable)
         self.buttons["retire"].setEnabled(idle and status == "active")
         self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
+        self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
 
     def current_record(self) -> dict[str, Any] | None:
         """The record in the detail pane (``memory.read``'s ``record``)."""
@@ -313,6 +317,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
             return None
         record = self._current.get("record")
         return record if isinstance(record, dict) else None
+
+    def current_tombstone(self) -> dict[str, Any] | None:
+        """The unlifted tombstone made from the record in the detail pane, if any."""
+        record = self.current_record()
+        return None if record is None else self.data.active_tombstone(int(record["id"]))
 
     def current_status(self) -> str | None:
         record = self.current_record()
@@ -383,6 +392,12 @@ class ReviewWindow(QtWidgets.QMainWindow):
             record = self._target()
             older = len((self._current or {}).get("history") or [])
             self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
+
+    def lift_tombstone(self) -> None:
+        tombstone = self.current_tombstone()
+        if tombstone is not None:
+            record = self._target()
+            self._start("tombstone.lift", lambda: self.owner_actions.lift(record, tombstone))
 
     def _target(self) -> dict[str, Any]:
         record = self.current_record()

@@ -17,6 +17,7 @@ from app.cli.doctor import doctor
 from app.cli.mcp_commands import hook, mcp
 from app.cli.memory import COMMANDS as MEMORY_COMMANDS
 from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
+from app.cli.tombstones import tombstones
 from app.logs import setup_file_logging
 from app.paths import resolve_paths
 from mama_core.errors import MamaError
@@ -51,6 +52,7 @@ def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
 cli.add_command(doctor)
 cli.add_command(mcp)
 cli.add_command(hook)
+cli.add_command(tombstones)
 for _command in MEMORY_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:

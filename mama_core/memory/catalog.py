@@ -137,6 +137,13 @@ _SPECS: tuple[ActionSpec, ...] = (
         description="Lift a tombstone so the text may be saved again.",
     ),
     ActionSpec(
+        "tombstone.list",
+        inputs.TombstoneListInput,
+        owner_only=True,
+        mutates=False,
+        description="List tombstones: what each blocks, who made it, whether it was lifted.",
+    ),
+    ActionSpec(
         "observation.record",
         inputs.ObservationInput,
         owner_only=False,

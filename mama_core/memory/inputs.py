@@ -260,6 +260,14 @@ class LiftInput(MutationInput):
     reason: Reason
 
 
+class TombstoneListInput(ActionInput):
+    """tombstone.list (owner): every tombstone, what it blocks and who made it."""
+
+    include_lifted: bool = Field(True, description="Also list lifted tombstones.")
+    judgment_id: RecordId | None = Field(None, description="Only tombstones made from it.")
+    limit: int = Field(200, ge=1, le=1000)
+
+
 class ObservationInput(MutationInput):
     """observation.record: keep a raw input (message, mail, card) as it arrived."""
 

@@ -18,6 +18,7 @@ from mama_core.memory import (
     review,
     saving,
     timeline,
+    tombstone_list,
     tombstones,
 )
 from mama_core.memory.calls import Call, Env
@@ -53,4 +54,5 @@ READS: dict[str, ReadHandler] = {
     "memory.read": reads.read,
     "memory.timeline": timeline.timeline,
     "checkpoint.list": checkpoints.checkpoint_list,
+    "tombstone.list": tombstone_list.list_tombstones,
 }

@@ -325,6 +325,77 @@ def test_retire_with_dont_come_back(
     assert ids_in(window, TAB_GUIDANCE) == []
 
 
+def test_retired_tab_marks_tombstones_and_the_owner_lifts_one(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    blocked = owner_save(engine, "Deploy on Fridays", kind="constraint", applies_when="releasing")
+    engine.dispatch(
+        "memory.retire",
+        {"id": blocked, "reason": "two incidents", "forbid_resave": True},
+        *owner_grant(),
+    )
+    plain = owner_save(engine, "Standup is at 9:30")
+    engine.dispatch("memory.retire", {"id": plain, "reason": "moved"}, *owner_grant())
+    model = window.lists[TAB_RETIRED].model
+    column = model.columnCount() - 1
+
+    def mark(judgment_id: int) -> str:
+        row = model.row_of(judgment_id)
+        assert row is not None
+        return str(model.index(row, column).data())
+
+    async def select(judgment_id: int) -> None:
+        shown = asyncio.ensure_future(wait_signal(window.detail_shown))
+        assert window.select_id(judgment_id)
+        await shown
+
+    async def scenario() -> None:
+        window.show_tab(TAB_RETIRED)
+        await wait_until(lambda: bool(mark(blocked)), window.lists_updated)
+        assert model.headerData(column, Qt.Orientation.Horizontal) == "Tombstone"
+        # Positive control: a record retired without a tombstone shows none, lifts none.
+        await select(plain)
+        assert mark(plain) == "" and not window.buttons["lift"].isEnabled()
+        await select(blocked)
+        assert mark(blocked).startswith("blocks resaving")
+        tooltip = model.index(model.row_of(blocked) or 0, column).data(Qt.ItemDataRole.ToolTipRole)
+        assert "made by the owner" in tooltip and "two incidents" in tooltip
+        assert window.buttons["lift"].isEnabled()
+
+        cancelled = await fill_dialog(window, window.buttons["lift"].click)
+        finished = asyncio.ensure_future(wait_signal(window.action_finished))
+        cancelled.reject()
+        await finished
+        assert mark(blocked).startswith("blocks resaving")  # cancelling lifts nothing
+
+        dialog = await fill_dialog(window, window.buttons["lift"].click)
+        assert isinstance(dialog, ReasonDialog)
+        assert "Deploy on Fridays" in dialog.findChild(QtWidgets.QLabel).text()
+        assert not dialog.ok_button.isEnabled()  # a reason is required
+        dialog.reason.setText("incidents fixed")
+        action, receipt = await act(window, dialog.ok_button.click)
+        assert action == "tombstone.lift" and receipt["judgment_id"] == blocked
+        await wait_until(lambda: mark(blocked).startswith("lifted"), window.lists_updated)
+        assert not window.buttons["lift"].isEnabled()
+
+    drive(loop, window, scenario)
+
+    reader = store.reader()
+    try:
+        lifted = reader.execute(
+            "SELECT lifted_at FROM tombstones WHERE judgment_id = ?", (blocked,)
+        ).fetchone()
+    finally:
+        reader.close()
+    assert lifted[0] is not None
+    # The text may come back now.
+    assert owner_save(engine, "Deploy on Fridays", kind="constraint", applies_when="releasing")
+
+
 def test_purge_names_what_it_erases(
     window: ReviewWindow,
     engine: Engine,
