@@ -241,10 +241,12 @@ class TelegramGateway:
         if owner is None or chat.id != owner.chat_id or user.id != owner.user_id:
             self._ignore(chat.id, user.id, "not the paired owner")
             return
-        outside = outside_content(message, owner.user_id, self.app.bot.id)
-        if command == "/forget" and outside is None:
+        if command == "/forget" and not forwarded and message.external_reply is None:
+            # The owner's own command; as a reply it names the chat's message to forget
+            # (a forwarded one included).
             await self.forget.ask(message, argument)
             return
+        outside = outside_content(message, owner.user_id, self.app.bot.id)
         meta: dict[str, Any] = {"chat_id": chat.id, "message_id": message.message_id}
         author = user.username or user.full_name
         if outside is not None:  # someone else's words, delivered by the owner

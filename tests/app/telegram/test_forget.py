@@ -188,4 +188,21 @@ def test_a_forwarded_forget_is_evidence_not_a_purge(engine: Engine, store: Store
             question = await ask_forget(s, None, "/forget 1")
             assert question["text"].startswith("Purge memory #1 (fact: Keep this)?")
 
+            # The owner's /forget as a reply to the forwarded message purges that message.
+            forwarded_id = s.api.push_message(
+                OWNER_CHAT, OWNER_USER, "Mallory's invoice text", extra=forwarded
+            )
+            await s.api.signal.until(
+                lambda: (
+                    s.last_to_owner()["text"].startswith("I kept that forwarded message")
+                    and len(s.api.texts_to(OWNER_CHAT)) > before + 2
+                )
+            )
+            ref = f"telegram:{OWNER_CHAT}:{forwarded_id}"
+            assert observation(s, ref)[1] == "Mallory's invoice text"
+            replied = chat_message(forwarded_id, "Mallory's invoice text") | forwarded
+            question = await ask_forget(s, {"reply_to_message": replied})
+            await tap(s, question, "Purge")
+            assert observation(s, ref)[1] == ""
+
     asyncio.run(scenario())
