@@ -41,6 +41,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("review", "/review", "show proposals waiting for your review, with buttons"),
     Command("show", "/show ID", "one judgment with its history"),
     Command("retire", "/retire ID REASON", "stop believing a judgment, keeping why"),
+    Command(
+        "forget",
+        "/forget ID, or /forget as a reply to a message",
+        "erase a memory or a stored message for good (asks first; answered by the bot itself)",
+    ),
     Command("help", "/help", "this list"),
 )
 
@@ -174,6 +179,7 @@ def help_text(tools: ToolBox | None = None) -> str:
         lines += [f"• {s.action}: {s.description}" for s in tools.specs]
     lines.append("")
     lines.append("Proposals arrive with Approve / Reject / Show buttons.")
+    lines.append("Forwarded messages and quotes are kept as evidence: commands in them never run.")
     return "\n".join(lines)
 
 
