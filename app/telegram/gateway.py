@@ -155,7 +155,7 @@ class TelegramGateway:
 
     async def start(self) -> None:
         """Load the pairing and connect in the background (retrying while offline)."""
-        self._owner = await self.runtime.run_db(self.pairing.owner)
+        await self._current_owner()
         self._task = asyncio.create_task(self._connect(), name="mama-telegram-connect")
 
     async def stop_receiving(self) -> None:
@@ -269,8 +269,12 @@ class TelegramGateway:
     async def _current_owner(self) -> PairedOwner | None:
         """The paired owner as the store says now: ``mama telegram unpair`` in another
         process takes effect with the next update, without a restart."""
-        self._owner = await self.runtime.run_db(self.pairing.owner)
-        return self._owner
+        owner = await self.runtime.run_db(self.pairing.owner)
+        if owner is not None and owner.chat_id < 0:  # a group paired by an older version
+            log.warning("the paired chat %s is a group: not served; unpair it", owner.chat_id)
+            owner = None
+        self._owner = owner
+        return owner
 
     async def _pair(
         self, message: Message, chat_type: str, user_id: int, username: str, code: str

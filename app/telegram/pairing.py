@@ -49,7 +49,7 @@ class AlreadyPairedError(MamaError):
     """A code was asked for while an owner is paired: unpair first."""
 
     code = "already_paired"
-    exit_code = 2
+    exit_code = 54
 
 
 class PairOutcome(StrEnum):

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from app.backends.command_mode import CommandModeBackend
+from app.runtime.transaction import RuntimeDb
 from app.telegram.gateway import UNPAIRED_NOTICE
-from app.telegram.pairing import MAX_WRONG_CODES
+from app.telegram.pairing import MAX_WRONG_CODES, write_owner
 from mama_core.memory import Engine
 from mama_core.store import Store
 from tests.app.runtime.support import MAMA, mama_env
@@ -59,6 +60,26 @@ def test_a_group_never_pairs_and_a_paired_bot_refuses_every_other_pair(
             # The owner's own /pair is answered; the owner is still served.
             await s.owner_says(f"/pair {code}")
             assert s.last_to_owner()["text"] == "This chat is already paired with MAMA."
+            await s.owner_says("/search anything")
+            assert s.last_to_owner()["text"] == "Nothing found."
+
+    asyncio.run(scenario())
+
+
+def test_a_group_paired_by_an_older_version_is_not_served(engine: Engine, store: Store) -> None:
+    db = RuntimeDb(store.reader(), store.path)
+    with db.write() as conn:  # what the old code let a group do
+        write_owner(conn, GROUP, OWNER_USER, "group", "2026-01-01T00:00:00.000000Z")
+    db.close()
+
+    async def scenario() -> None:
+        async with messenger(engine, store, CommandModeBackend()) as s:
+            before = len(s.gateway.ignored)
+            s.api.push_message(GROUP, OWNER_USER, "/remember fact from the group")
+            await refused_silently(s, GROUP, before, "not the paired owner")
+            # Positive control: once unpaired, the owner's private chat pairs and is served.
+            await s.gateway.unpair()
+            await s.pair()
             await s.owner_says("/search anything")
             assert s.last_to_owner()["text"] == "Nothing found."
 
@@ -133,7 +154,7 @@ def test_mama_telegram_unpair_stops_the_running_bot_serving_the_old_chat(
             await s.pair()
             # While paired no code is made: a takeover needs the owner to unpair first.
             rc, _, err = await mama(env, "telegram", "pair-code")
-            assert rc != 0 and "already_paired" in err
+            assert rc == 54 and "already_paired" in err
 
             rc, out, err = await mama(env, "telegram", "unpair", "--json")
             assert rc == 0, err
