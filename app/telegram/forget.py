@@ -16,11 +16,13 @@ import contextlib
 import datetime as dt
 import logging
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import TelegramError
 
+from app.runtime.clock import unstamp
 from app.runtime.owner_runtime import OwnerRuntime, owner_facts
 from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
@@ -70,6 +72,22 @@ def stored_for_message(db: RuntimeDb, chat_id: int, message_id: int) -> Stored |
             (ref,),
         ).fetchone()
     return Stored(judgment_id=int(row[0])) if row is not None else None
+
+
+def card_messages(db: RuntimeDb, chat_id: int, judgment_id: int) -> list[tuple[int, datetime]]:
+    """The review cards that showed ``judgment_id`` in ``chat_id``: (message id, sent at)."""
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT external_ref, sent_at FROM deliveries WHERE kind = 'proposal' "
+            "AND judgment_id = ? AND external_ref IS NOT NULL AND sent_at IS NOT NULL",
+            (judgment_id,),
+        ).fetchall()
+    found: list[tuple[int, datetime]] = []
+    for ref, sent_at in rows:
+        _, chat, message = str(ref).rsplit(":", 2)
+        if chat == str(chat_id) and message.isdigit():
+            found.append((int(message), unstamp(str(sent_at))))
+    return found
 
 
 class ForgetFlow:
@@ -196,7 +214,29 @@ class ForgetFlow:
             done += " " + await self._delete(chat_id, message_id)
         elif parts[0] == "obs":
             done += " Delete the message from this chat yourself (it is older than 48 hours)."
+        else:
+            done += await self._delete_cards(chat_id, numbers[0])
         await _edit(query, done)
+
+    async def _delete_cards(self, chat_id: int, judgment_id: int) -> str:
+        """Delete the review cards that showed the purged memory's text, where allowed."""
+        cards = await self.runtime.run_db(card_messages, self.runtime.db, chat_id, judgment_id)
+        now = dt.datetime.now(dt.UTC)
+        left = 0
+        for message_id, sent_at in cards:
+            if now - sent_at > DELETE_WINDOW:
+                left += 1
+                continue
+            try:
+                await self.bot.delete_message(chat_id, message_id)
+            except TelegramError as exc:
+                log.info("could not delete review card %s: %s", message_id, exc)
+                left += 1
+        deleted = len(cards) - left
+        said = " Its review card is deleted from this chat too." if deleted else ""
+        if left:
+            said += f" Delete its older review card{'s' if left > 1 else ''} yourself."
+        return said
 
     async def _delete(self, chat_id: int, message_id: int) -> str:
         try:

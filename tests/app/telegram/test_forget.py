@@ -12,6 +12,7 @@ from app.backends.command_mode import CommandModeBackend
 from app.telegram.forget import DELETE_WINDOW
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import Store
+from tests.app.runtime.support import ScriptedAgent
 from tests.app.telegram.stack import OWNER_CHAT, OWNER_USER, STRANGER, Stack, messenger
 
 OWNER = {"id": OWNER_USER, "is_bot": False, "first_name": "owner", "username": "owner"}
@@ -204,5 +205,35 @@ def test_a_forwarded_forget_is_evidence_not_a_purge(engine: Engine, store: Store
             question = await ask_forget(s, {"reply_to_message": replied})
             await tap(s, question, "Purge")
             assert observation(s, ref)[1] == ""
+
+    asyncio.run(scenario())
+
+
+def test_forget_a_proposal_deletes_its_review_card_too(engine: Engine, store: Store) -> None:
+    guidance = {
+        "kind": "preference",
+        "summary": "Call the client Mr Secretname",
+        "applies_when": "writing to the client",
+    }
+    agent = ScriptedAgent([[("memory_save", guidance)]], reply="I proposed it.")
+
+    async def scenario() -> None:
+        async with messenger(engine, store, agent) as s:
+            await s.pair()
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "How do I address the client?")
+            await s.api.signal.until(lambda: any(m.get("reply_markup") for m in s.api.sent))
+            card = next(m for m in s.api.sent if m.get("reply_markup"))
+            jid = int(card["reply_markup"]["inline_keyboard"][0][0]["callback_data"].split(":")[1])
+            # Replying /forget to the card asks about the memory it shows.
+            card_message = {k: v for k, v in card.items() if k != "params"}
+            question = await ask_forget(s, {"reply_to_message": card_message})
+            assert question["text"].startswith(f"Purge memory #{jid} (preference: Call the")
+            await tap(s, question, "Purge")
+            assert "Its review card is deleted from this chat too." in last_edit_of(s, question)
+            assert s.api.deleted == [(OWNER_CHAT, card["message_id"])]
+            read = engine.dispatch(
+                "memory.read", {"id": jid}, SessionFacts.owner_cli(), Grant.owner()
+            )
+            assert read["record"]["status"] == "purged"
 
     asyncio.run(scenario())
