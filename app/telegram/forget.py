@@ -6,8 +6,9 @@ review card, the judgment it shows. ``/forget ID`` purges memory #ID. Each asks
 first, with Purge / Cancel buttons, and only the owner's own typed command
 counts (the gateway never passes a forwarded one here). The purge is the
 engine's ``memory.purge`` as the owner; then the bot deletes the Telegram
-message too where Telegram allows it (a bot cannot delete messages older than
-48 hours), and says so where it cannot.
+message too (for a memory: the review cards that showed it) where Telegram
+allows it (a bot cannot delete messages older than 48 hours), and says so
+where it cannot.
 """
 
 from __future__ import annotations
