@@ -35,6 +35,7 @@ from typing import Any
 
 import httpx
 from telegram import (
+    Bot,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     LinkPreviewOptions,
@@ -484,11 +485,11 @@ class TelegramGateway:
 UNPAIRED_NOTICE = (
     "MAMA was unpaired from this chat on the owner's computer. This chat no longer "
     "reaches MAMA; to pair again, make a new code in the tray or with "
-    "`mama telegram pair-code`."
+    "mama telegram pair-code."
 )
 
 
-async def notify_unpaired(bot: Any, chat_id: int) -> bool:
+async def notify_unpaired(bot: Bot, chat_id: int) -> bool:
     """Tell the old owner's chat that it was unpaired; False if Telegram did not take it."""
     try:
         await bot.send_message(chat_id, UNPAIRED_NOTICE)
