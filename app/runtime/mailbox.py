@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.runtime.clock import Clock, SystemClock, stamp, unstamp
+from app.runtime.evidence import EVIDENCE_KEY, Delivered, delivered_as
 from app.runtime.transaction import RuntimeDb
 from mama_core.store.connection import Connection
 
@@ -108,6 +109,11 @@ class ClaimedInput:
     @property
     def observation_ref(self) -> str:
         return f"obs:{self.observation_id}"
+
+    @property
+    def evidence(self) -> Delivered | None:
+        """How outside content came with it (forwarded, quoted), or None: the owner's words."""
+        return delivered_as(self.meta)
 
 
 @dataclass(frozen=True)
@@ -278,7 +284,11 @@ class Mailbox:
         return InputState(str(row[0])), int(row[1])
 
     def recent_exchanges(self, limit: int = 5) -> list[tuple[str, str]]:
-        """The last ``limit`` answered owner messages and their replies, oldest first."""
+        """The last ``limit`` answered owner messages and their replies, oldest first.
+
+        Messages that carried forwarded or quoted content are left out: replayed
+        as "the owner said", outside text would pass for the owner's words.
+        """
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT o.text, coalesce(r.text, '') FROM mailbox m "
@@ -286,8 +296,9 @@ class Mailbox:
                 "LEFT JOIN deliveries d ON d.input_id = m.id AND d.kind = 'reply' "
                 "LEFT JOIN observations r ON r.id = d.observation_id AND r.purged_at IS NULL "
                 "WHERE m.kind = 'owner_message' AND m.state = 'done' AND o.purged_at IS NULL "
+                "AND json_extract(m.meta, ?) IS NULL "
                 "ORDER BY m.id DESC LIMIT ?",
-                (limit,),
+                (f"$.{EVIDENCE_KEY}", limit),
             ).fetchall()
         return [(str(text), str(reply)) for text, reply in reversed(rows)]
 

@@ -329,7 +329,7 @@ class OwnerRuntime:
         tools = ToolBox(self.engine, self.grant, facts, claimed.id)
         fresh = self.backend.wants_session_context
         prompt = await self.run_db(self.context.build, claimed, facts, self.backend.name, fresh)
-        request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id)
+        request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id, claimed.evidence)
         try:
             return await self.backend.run_turn(request, tools)
         except BackendUnavailableError as exc:
@@ -351,7 +351,7 @@ class OwnerRuntime:
         if claimed.kind is not InputKind.OWNER_MESSAGE:
             raise BackendError(exc.message)
         fallback = CommandModeBackend(note=exc.message)
-        if claimed.text.strip().startswith("/"):
+        if claimed.text.strip().startswith("/") and claimed.evidence is None:
             owner_facts = self._owner_voice(facts)
             tools = ToolBox(self.engine, self.grant, owner_facts, claimed.id)
             request = TurnRequest(claimed.text, claimed.text, claimed.kind, claimed.id)
@@ -385,18 +385,24 @@ class OwnerRuntime:
         self._send.set()
 
     def facts_for(self, claimed: ClaimedInput) -> SessionFacts:
-        """What the host knows about this turn, for provenance and the owner-turn rule."""
+        """What the host knows about this turn, for provenance and the owner-turn rule.
+
+        Content the owner forwarded or quoted is outside content delivered by the
+        owner: its turn is a source-delta turn (not an owner turn), and the agent,
+        never the owner's voice, is the actor.
+        """
+        forwarded = claimed.evidence is not None
         facts = SessionFacts(
             actor_kind=ActorKind.AGENT,
             actor_name=self.backend.name,
             actor_version=self.backend.version,
-            turn=TURN_OF[claimed.kind],
+            turn=TurnKind.SOURCE_DELTA if forwarded else TURN_OF[claimed.kind],
             source_refs=(claimed.observation_ref, claimed.source_ref),
             backend=self.backend.name,
             message_ref=claimed.source_ref if claimed.kind is InputKind.OWNER_MESSAGE else None,
         )
         speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
-        if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE:
+        if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE and not forwarded:
             return self._owner_voice(facts)
         return facts
 

@@ -51,7 +51,7 @@ def test_pairing_serves_only_the_owner(engine: Engine, store: Store) -> None:
             assert [j["summary"] for j in judgments(engine)] == ["Ship on Monday"]
             assert s.api.texts_to(STRANGER) == [s.api.texts_to(STRANGER)[0]]  # no new reply
             assert {i.reason for i in s.gateway.ignored} == {
-                "a wrong or expired pairing code",
+                "pairing refused: wrong",
                 "not the paired owner",
             }
             # A used code cannot pair a second time.
