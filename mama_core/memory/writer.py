@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mama_core.errors import MamaError
 from mama_core.memory import clock
@@ -30,6 +30,8 @@ from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, translate_error
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,9 @@ class Command:
     session: SessionFacts
     grant: Grant
     apply: Callable[[Tx], Applied]
-    after_commit: Callable[[Connection], None] | None = None
+    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None
+    """Run on the writer's connection after the commit; a dict it returns is added to
+    the receipt handed back (not to the stored one, which was written before)."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,11 @@ class Writer:
         """Queue ``commands`` to commit together (all or nothing), in order."""
         return self._executor.submit(self._run_batch, list(commands))
 
+    def run(self, work: Callable[[Connection], T]) -> Future[T]:
+        """Run ``work`` on the writer thread with its connection, between commands
+        (post-commit housekeeping such as a retried WAL checkpoint)."""
+        return self._executor.submit(work, self._conn)
+
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback`` on the writer thread after each commit; returns unsubscribe."""
         with self._lock:
@@ -281,9 +290,12 @@ class Writer:
                 continue
             if command.after_commit is not None:
                 try:
-                    command.after_commit(self._conn)
-                except (MamaError, sqlcipher.Error):
+                    extra = command.after_commit(self._conn)
+                except (MamaError, sqlcipher.Error, OSError):
                     log.exception("post-commit step of %s failed", command.action)
+                else:
+                    if extra:
+                        result.receipt.update(extra)
             with self._lock:
                 subscribers = list(self._subscribers)
             for callback in subscribers:
