@@ -27,7 +27,8 @@ from typing import Any
 from app.backends.base import BackendError, BackendUnavailableError, TurnReply, TurnRequest
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.tools import ToolBox, ToolSpec
-from app.runtime.state import get_state, set_state
+from app.backends.transcripts import forget_codex_transcripts
+from app.runtime.state import delete_state, get_state, set_state
 from app.runtime.transaction import RuntimeDb
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,18 @@ class CodexBackend:
         if self.process is not None:
             await self.process.stop()
             self.process = None
+
+    async def forget_session(self) -> list[Path]:
+        """After a purge: end the thread, never resume it, and delete its rollout files.
+        Returns the paths deleted."""
+        await self.close()
+        ids = [self.thread_id] if self.thread_id else []
+        if self.state is not None:
+            stored = await asyncio.to_thread(get_state, self.state, THREAD_KEY)
+            ids += [stored] if stored else []
+            await asyncio.to_thread(delete_state, self.state, THREAD_KEY)
+        self.thread_id, self._fresh = None, True
+        return await asyncio.to_thread(forget_codex_transcripts, self._env(), ids)
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         self._toolbox = tools
