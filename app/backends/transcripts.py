@@ -12,7 +12,9 @@ MAMA runs each CLI in its own working folder under the data folder
 (``agent/claude``, ``agent/codex``), so every Claude Code project folder of that
 working folder is MAMA's alone and is emptied whole. Codex keeps every
 project's rollouts in one tree, so only the files named by MAMA's thread ids
-are deleted.
+are deleted; the threads themselves are deleted through the app-server
+(``thread/delete``), and Codex's history databases (``thread_history_*.sqlite``,
+``state_*.sqlite``) are then compacted so the deleted rows' bytes leave them.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+CODEX_DATABASES = ("thread_history_*.sqlite", "state_*.sqlite")
+"""Codex's own databases that hold threads' items and metadata."""
 CLAUDE_SESSION_SPOTS = ("todos/{id}*", "file-history/{id}", "session-env/{id}", "debug/{id}*")
 
 
@@ -77,7 +82,9 @@ def forget_claude_transcripts(
 
 
 def forget_codex_transcripts(env: Mapping[str, str], thread_ids: Iterable[str]) -> list[Path]:
-    """Delete the rollout files of MAMA's Codex threads; return what went."""
+    """Delete the rollout files of MAMA's Codex threads and compact Codex's history
+    databases (whose freed pages still hold a deleted thread's text); return the
+    files deleted."""
     home = codex_home(env)
     doomed: list[Path] = []
     for thread_id in (glob_safe(t) for t in thread_ids):
@@ -85,7 +92,31 @@ def forget_codex_transcripts(env: Mapping[str, str], thread_ids: Iterable[str]) 
             continue
         for tree in ("sessions", "archived_sessions"):
             doomed += (home / tree).glob(f"**/rollout-*{thread_id}.jsonl")
-    return _remove(doomed)
+    removed = _remove(doomed)
+    for database in CODEX_DATABASES:
+        for path in sorted(home.glob(database)):
+            compact_sqlite(path)
+    return removed
+
+
+def compact_sqlite(path: Path) -> bool:
+    """Rewrite a SQLite file without its free pages (``VACUUM``) and empty its WAL, so
+    deleted rows leave the file; False if it is busy (the CLI is running) or broken."""
+    try:
+        conn = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    except sqlite3.Error as exc:
+        log.warning("could not open %s to compact it: %s", path, exc)
+        return False
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not busy
+    except sqlite3.Error as exc:
+        log.warning("could not compact %s: %s", path, exc)
+        return False
+    finally:
+        conn.close()
 
 
 def _remove(paths: Iterable[Path]) -> list[Path]:
