@@ -75,9 +75,10 @@ def purge_state_line(conn: Connection) -> str:
     if pending is None:
         return "purge: nothing pending (erased text has left the WAL and the backups)"
     return (
-        f"purge: PENDING since {pending.at} (event {pending.event_id}): another process held "
-        "the store, so the write-ahead log may still hold erased text; the tray, mama daemon "
-        "or mama mcp finishes it, or the next mama command once the store is free"
+        f"purge: PENDING since {pending.at} (event {pending.event_id}): erased text may "
+        "still be in the write-ahead log (another process was reading) or in a backup that "
+        "could not be deleted (see the log); the tray, mama daemon or mama mcp finishes it, "
+        "or the next mama command once the store is free"
     )
 
 
