@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from app.runtime.mailbox import record_observation
 from mama_core.store import DbKey, Store
+from tests.app.runtime.support import MAMA
 from tests.app.test_cli_store_errors import assert_one_line_error, run_mama
 from tests.conftest import TEST_KEY_HEX
 from tests.mama_core.memory.test_purge_erasure import (
@@ -163,3 +165,45 @@ def test_doctor_says_when_a_purge_waits_for_a_reader(mama: Mama) -> None:
     assert "purge: PENDING" in mama.run("doctor").stdout
     assert "purge: nothing pending" in mama.run("doctor").stdout
     assert found_words(mama.pages(), ["quagmirette"]) == set()
+
+
+def on_a_terminal(mama: Mama, answers: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``mama`` with a terminal as its input (answers typed in advance)."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAMA_")}
+    env.update(MAMA_HOME=str(mama.home), MAMA_DB_KEY=TEST_KEY_HEX, MAMA_CACHE_DIR=str(mama.cache))
+    try:
+        process = subprocess.Popen(
+            [str(MAMA), *args],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        os.write(master, answers.encode())
+        out, err = process.communicate(timeout=300)
+    finally:
+        os.close(slave)
+        os.close(master)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def test_on_a_terminal_purge_asks_about_the_quoting_messages(mama: Mama) -> None:
+    first = "The spare key hides under the zephyrbloom pot"
+    second = "The boat is moored at the narwhalian pier"
+    key_msg, boat_msg = mama.observe(f"/remember {first}", f"/remember {second}")
+    key = mama.json("remember", first, "--kind", "fact")["judgment_id"]
+    boat = mama.json("remember", second, "--kind", "fact")["judgment_id"]
+
+    kept = on_a_terminal(mama, "y\nn\n", "purge", str(key))
+    assert kept.returncode == 0, kept.stderr
+    assert "1 message(s) quote it" in kept.stderr and f"obs #{key_msg}" in kept.stderr
+    assert "still quote it" in kept.stdout
+    assert "zephyrbloom" in mama.json("observations", "show", str(key_msg))["observation"]["text"]
+
+    erased = on_a_terminal(mama, "y\ny\n", "purge", str(boat))
+    assert erased.returncode == 0, erased.stderr
+    assert f"obs #{boat_msg}" in erased.stdout
+    assert mama.json("observations", "show", str(boat_msg))["observation"]["purged"] is True
+    assert mama.json("show", str(boat))["record"]["status"] == "purged"
