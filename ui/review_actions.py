@@ -36,10 +36,18 @@ VERBS: dict[str, str] = {
 def receipt_line(action: str, receipt: Receipt) -> str:
     """``Approved #12 (active) · event 40``: what the message line says after an action."""
     status = receipt.get("status")
+    extra = ""
+    if receipt.get("observations_purged"):
+        extra += f" · {len(receipt['observations_purged'])} message(s) erased"
+    if receipt.get("backups_removed"):
+        extra += f" · {len(receipt['backups_removed'])} backup(s) deleted"
+    if receipt.get("wal") == "pending":
+        extra += " · the write-ahead log is cleared once another process stops reading"
     return (
         f"{VERBS.get(action, action)} #{receipt.get('judgment_id')}"
         + (f" ({status})" if status else "")
         + f" · event {receipt.get('event_id')}"
+        + extra
     )
 
 
@@ -126,13 +134,17 @@ class ReviewActions:
         return await self._bridge.dispatch("tombstone.lift", payload)
 
     async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
-        dialog = PurgeDialog(self._parent, record, older)
+        found = await self._bridge.dispatch("memory.quotes", {"id": int(record["id"])})
+        dialog = PurgeDialog(self._parent, record, older, list(found["observations"]))
         if not await self._ask(dialog):
             return None
         reason, include_chain = dialog.values()
         payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
         if include_chain:
             payload["include_chain"] = True
+        quoting = dialog.observation_ids()
+        if quoting:
+            payload["observation_ids"] = quoting
         return await self._bridge.dispatch("memory.purge", payload)
 
 

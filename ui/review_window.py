@@ -1,12 +1,13 @@
 """The review window: the owner's view of the memory, and the main window of the app.
 
 Tabs list the proposals waiting for review, the active guidance, every
-memory (live search with kind, scope and status filters), the retired ones
-and the audit log; the detail pane shows the selected record with its
-provenance, the records it replaced and its events. Approve, Edit & approve,
-Reject, Retire, Purge and Lift tombstone are owner actions through the catalog
-(``ui.review_actions``); their errors appear in the message line, never as a
-traceback. The lists follow the writer's change-sets (``ui.review_data``).
+memory (live search with kind, scope and status filters), the retired ones,
+the audit log and the kept messages (``ui.messages_panel``); the detail pane
+shows the selected record with its provenance, the records it replaced and
+its events. Approve, Edit & approve, Reject, Retire, Purge and Lift tombstone
+are owner actions through the catalog (``ui.review_actions``); their errors
+appear in the message line, never as a traceback. The lists follow the
+writer's change-sets (``ui.review_data``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
 from ui.detail_html import record_html
+from ui.messages_panel import MessagesPanel
 from ui.models import ID_ROLE
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review_actions import ReviewActions, receipt_line
@@ -42,10 +44,14 @@ __all__ = [
     "TAB_ALL",
     "TAB_AUDIT",
     "TAB_GUIDANCE",
+    "TAB_MESSAGES",
     "TAB_PROPOSED",
     "TAB_RETIRED",
     "ReviewWindow",
 ]
+
+TAB_MESSAGES = TAB_AUDIT + 1
+"""The kept messages (``ui.messages_panel``): not memories, so not in ``views``."""
 
 TAB_TITLES: dict[int, str] = {
     TAB_PROPOSED: "Proposed",
@@ -113,6 +119,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
             view.selectionModel().currentRowChanged.connect(self._current_row_changed)
             self.views[tab] = view
             self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
+        self.messages = MessagesPanel(self._bridge, self._tasks)
+        self.tabs.insertTab(TAB_MESSAGES, self.messages, "Messages")
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.detail = QtWidgets.QTextBrowser()
@@ -141,7 +149,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.buttons["lift"].setToolTip("Let this text be saved again")
         bar.addStretch(1)
 
-        right = QtWidgets.QWidget()
+        self.right = right = QtWidgets.QWidget()
         right_layout = QtWidgets.QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.detail, 1)
@@ -251,7 +259,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
     # --- selection and detail -----------------------------------------------------
 
     def current_view(self) -> QtWidgets.QTableView:
-        return self.views[self.tabs.currentIndex()]
+        return self.views.get(self.tabs.currentIndex(), self.messages.view)
 
     def _current_id(self) -> int | None:
         index = self.current_view().currentIndex()
@@ -261,6 +269,9 @@ class ReviewWindow(QtWidgets.QMainWindow):
         return None if value is None else int(value)
 
     def _tab_changed(self, tab: int) -> None:
+        self.right.setVisible(tab != TAB_MESSAGES)  # the Messages tab has its own pane
+        if tab == TAB_MESSAGES:
+            self.messages.refresh()
         self._select_first_if_none(tab)
         self._current_row_changed()
         self._update_list_note()

@@ -1,5 +1,5 @@
 """The owner's memory commands: remember, search, show, history, retire,
-approve, reject, purge, verify, export.
+approve, reject, verify, export (purge is in ``app.cli.observations``).
 
 Each is an owner action (actor owner, turn cli) through the engine's catalog,
 so it gets the same validation, receipt and event as any other front end.
@@ -235,32 +235,6 @@ def reject(
 
 
 @click.command()
-@click.argument("judgment_id", type=int)
-@click.option("--reason", default="erased by the owner", show_default=True)
-@click.option("--with-history", is_flag=True, help="Also erase the records it replaced.")
-@click.option("--yes", is_flag=True, help="Confirm: the text is erased for good.")
-@json_option
-@click.pass_obj
-def purge(
-    obj: CliContext, judgment_id: int, reason: str, with_history: bool, yes: bool, as_json: bool
-) -> None:
-    """Erase a memory's text for good (the fact of the erasure stays in the log)."""
-    record = _owner(obj, "memory.read", {"id": judgment_id})["record"]
-    if not yes:
-        if not sys.stdin.isatty():
-            raise ConfirmationRequired(
-                f"Purging #{judgment_id} erases its text for good; add --yes to confirm."
-            )
-        click.echo(_record_text(record), err=True)
-        click.confirm(f"Erase the text of #{judgment_id} for good?", abort=True, err=True)
-    payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
-    if with_history:
-        payload["include_chain"] = True
-    result = _owner(obj, "memory.purge", payload)
-    _emit(result, as_json, f"purged #{judgment_id} (event {result.get('event_id')})")
-
-
-@click.command()
 @json_option
 @click.pass_obj
 def verify(obj: CliContext, as_json: bool) -> None:
@@ -323,7 +297,6 @@ COMMANDS = [
     retire,
     approve,
     reject,
-    purge,
     verify,
     export,
     reindex,

@@ -99,6 +99,13 @@ class DeliveryJournal:
         """The oldest queued delivery if it is due, marked ``sending``; else None."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
+            # A message whose text the owner purged before it went out is never sent.
+            conn.execute(
+                "UPDATE deliveries SET state = 'failed', "
+                "last_error = 'purged by the owner before it was sent' "
+                "WHERE state = 'queued' AND observation_id IN "
+                "(SELECT id FROM observations WHERE purged_at IS NOT NULL)"
+            )
             row = conn.execute(
                 "SELECT d.id, d.kind, coalesce(o.text, ''), d.judgment_id, d.input_id, "
                 "d.parts_sent, d.attempts, coalesce(m.meta, '{}'), d.available_at "

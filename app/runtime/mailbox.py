@@ -173,6 +173,7 @@ class Mailbox:
         now = stamp(self.clock.now())
         token = secrets.token_hex(8)
         with self.db.write() as conn:
+            _drop_purged(conn, now)
             row = conn.execute(
                 "SELECT id FROM mailbox WHERE state = 'pending' AND available_at <= ? "
                 "ORDER BY priority, available_at, id LIMIT 1",
@@ -301,6 +302,17 @@ class Mailbox:
                 (f"$.{EVIDENCE_KEY}", limit),
             ).fetchall()
         return [(str(text), str(reply)) for text, reply in reversed(rows)]
+
+
+def _drop_purged(conn: Connection, now: str) -> None:
+    """Inputs whose text the owner purged before the agent took them are done, unseen."""
+    conn.execute(
+        "UPDATE mailbox SET state = 'done', finished_at = ?, "
+        "last_error = 'purged by the owner before it was handled' "
+        "WHERE state = 'pending' AND observation_id IN "
+        "(SELECT id FROM observations WHERE purged_at IS NOT NULL)",
+        (now,),
+    )
 
 
 def record_observation(

@@ -36,6 +36,7 @@ from app.backends.tools import ToolBox, agent_tools
 from app.runtime.channel import OwnerChannel
 from app.runtime.clock import Clock, SystemClock
 from app.runtime.context import ContextBuilder, ContextSettings
+from app.runtime.forgetting import purge_since_watch, watch_from
 from app.runtime.journal import DeliveryJournal
 from app.runtime.mailbox import (
     ClaimedInput,
@@ -321,6 +322,7 @@ class OwnerRuntime:
         _tell(self.pause_listeners, paused)
 
     async def _turn(self, claimed: ClaimedInput) -> TurnReply:
+        await self._forget_session_after_purge()
         try:
             await self._ensure_backend()
         except BackendUnavailableError as exc:
@@ -335,6 +337,24 @@ class OwnerRuntime:
         except BackendUnavailableError as exc:
             self._backend_started = False
             return await self._unavailable(claimed, exc, facts)
+
+    async def _forget_session_after_purge(self) -> None:
+        """A purge since the conversation began: it may hold the erased text, so end it,
+        delete its transcripts and start afresh (see ``app.runtime.forgetting``)."""
+        head = await self.run_db(purge_since_watch, self.db, self.backend.name)
+        if head is None:
+            return
+        if self._backend_started:
+            await self.backend.close()
+            self._backend_started = False
+        forget = getattr(self.backend, "forget_session", None)
+        removed = await forget() if forget is not None else []
+        log.info(
+            "a purge happened: the %s conversation was ended; %d transcript file(s) deleted",
+            self.backend.name,
+            len(removed),
+        )
+        await self.run_db(watch_from, self.db, self.backend.name, head)
 
     async def _ensure_backend(self) -> None:
         if not self._backend_started:

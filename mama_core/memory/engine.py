@@ -8,6 +8,7 @@ receipt. ``dispatch_async`` does the same from asyncio without blocking the loop
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -25,12 +26,15 @@ from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import prepare_call
 from mama_core.memory.errors import EngineError
 from mama_core.memory.grants import Grant
+from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
 from mama_core.memory.readers import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Writer
 from mama_core.recall import Recall, VectorCache
-from mama_core.store import Store
+from mama_core.store import Store, sqlcipher
+
+log = logging.getLogger(__name__)
 
 
 class Engine:
@@ -50,6 +54,11 @@ class Engine:
         self._closed = threading.Event()
         self._recall: Recall | None = None
         self._recall_lock = threading.Lock()
+        self.purge_retry = PendingPurgeRetry(self._writer.run)
+        """Finishes a purge whose WAL truncation a reader blocked (here or in another
+        process, or before this process started)."""
+        self._feed.subscribe(self._after_commit)
+        self.purge_retry.start()
 
     def dispatch(
         self,
@@ -142,6 +151,18 @@ class Engine:
                 self._recall = Recall(self.store.reader, self.embedder, cache)
             return self._recall
 
+    def _settle_pending_purge(self) -> None:
+        """A last try before closing, so a short-lived process (a CLI command) finishes a
+        pending purge when the store is free."""
+        try:
+            self._writer.run(settle_if_pending).result()
+        except (MamaError, sqlcipher.Error, OSError):
+            log.exception("finishing a pending purge failed")
+
+    def _after_commit(self, changes: ChangeSet) -> None:
+        if changes.action == "memory.purge":
+            self.purge_retry.poke()
+
     def _refresh_cache(self, cache: VectorCache, changes: ChangeSet) -> None:
         with self._readers.borrow() as conn:
             cache.apply_changeset(conn, changes)
@@ -156,6 +177,8 @@ class Engine:
         if self._closed.is_set():
             return
         self._closed.set()
+        self.purge_retry.stop()
+        self._settle_pending_purge()
         self._writer.close()
         self._feed.close()
         if self._recall is not None:

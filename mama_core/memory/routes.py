@@ -9,10 +9,12 @@ from typing import Any
 from mama_core.memory import (
     checkpoints,
     hybrid_search,
+    observation_reads,
     observations,
     outcomes,
     plain_search,
     purge,
+    quotes,
     reads,
     retiring,
     review,
@@ -55,4 +57,7 @@ READS: dict[str, ReadHandler] = {
     "memory.timeline": timeline.timeline,
     "checkpoint.list": checkpoints.checkpoint_list,
     "tombstone.list": tombstone_list.list_tombstones,
+    "observation.list": observation_reads.observation_list,
+    "observation.read": observation_reads.observation_read,
+    "memory.quotes": quotes.quotes,
 }

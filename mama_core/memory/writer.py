@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mama_core.errors import MamaError
 from mama_core.memory import clock
@@ -30,6 +30,8 @@ from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, translate_error
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,9 @@ class Command:
     session: SessionFacts
     grant: Grant
     apply: Callable[[Tx], Applied]
-    after_commit: Callable[[Connection], None] | None = None
+    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None
+    """Run on the writer's connection after the commit; a dict it returns is added to
+    the receipt handed back (not to the stored one, which was written before)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,11 @@ class Writer:
         """Queue ``commands`` to commit together (all or nothing), in order."""
         return self._executor.submit(self._run_batch, list(commands))
 
+    def run(self, work: Callable[[Connection], T]) -> Future[T]:
+        """Run ``work`` on the writer thread with its connection, between commands
+        (post-commit housekeeping such as a retried WAL checkpoint)."""
+        return self._executor.submit(work, self._conn)
+
     def close(self) -> None:
         """Finish queued mutations and stop the thread."""
         self._executor.shutdown(wait=True)
@@ -254,8 +263,11 @@ class Writer:
                     continue
                 if command.after_commit is not None:
                     try:
-                        command.after_commit(self._conn)
-                    except (MamaError, sqlcipher.Error):
+                        extra = command.after_commit(self._conn)
+                    except (MamaError, sqlcipher.Error, OSError):
                         log.exception("post-commit step of %s failed", command.action)
+                    else:
+                        if extra:
+                            result.receipt.update(extra)
                 self.feed.publish(result.changes)
         return results
