@@ -82,7 +82,10 @@ class CliContext:
             from mama_core.memory import Engine, EngineConfig
 
             store = self.store()
-            config = EngineConfig(tombstone_threshold=self.settings.tombstone_threshold)
+            # One command, then exit: no need to follow other processes' commits.
+            config = EngineConfig(
+                tombstone_threshold=self.settings.tombstone_threshold, commit_poll_seconds=None
+            )
             engine = Engine(store, self.embedder(), config)
             self._engine = engine
             # Registered after the store's close, so it runs first (LIFO).

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mama_core.errors import MamaError
 from mama_core.memory import clock
 from mama_core.memory.changes import ChangeSet
+from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.events import Event, chain_head, insert_event
 from mama_core.memory.grants import Grant
@@ -30,6 +30,8 @@ from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, translate_error
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,11 @@ class Tx:
         self.at = at
         self.session = session
         self.grant = grant
-        self.added: list[int] = []
-        self.status_changed: list[int] = []
-        self.purged: list[int] = []
         self.transitions: list[dict[str, Any]] = []
         self.touched: set[int] = set()
 
     def record_added(self, judgment_id: int, status: str, involvement: str) -> None:
         """Note a new judgment and its first status (for the event and the timeline)."""
-        self.added.append(judgment_id)
         self.touched.add(judgment_id)
         self.transitions.append(
             {"id": judgment_id, "from": None, "to": status, "involvement": involvement}
@@ -88,10 +86,6 @@ class Tx:
                 transition[name] = columns[name]
         self.transitions.append(transition)
         self.touched.add(judgment_id)
-        if new == "purged":
-            self.purged.append(judgment_id)
-        else:
-            self.status_changed.append(judgment_id)
 
     def touch(self, judgment_id: int) -> None:
         self.touched.add(judgment_id)
@@ -107,7 +101,9 @@ class Command:
     session: SessionFacts
     grant: Grant
     apply: Callable[[Tx], Applied]
-    after_commit: Callable[[Connection], None] | None = None
+    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None
+    """Run on the writer's connection after the commit; a dict it returns is added to
+    the receipt handed back (not to the stored one, which was written before)."""
 
 
 @dataclass(frozen=True)
@@ -201,13 +197,8 @@ def _apply(conn: Connection, command: Command) -> AppendResult:
             at,
         ),
     )
-    changes = ChangeSet(
-        event_ids=(tx.event_id,),
-        added=tuple(tx.added),
-        status_changed=tuple(dict.fromkeys(tx.status_changed)),
-        purged=tuple(tx.purged),
-        action=command.action,
-        command_id=command.command_id,
+    changes = ChangeSet.from_transitions(
+        tx.event_id, command.action, command.command_id, tx.transitions, touched
     )
     return AppendResult(receipt, changes)
 
@@ -237,18 +228,15 @@ def _rollback(conn: Connection) -> None:
             log.exception("rollback failed")
 
 
-Subscriber = Callable[[ChangeSet], None]
-
-
 class Writer:
-    """The dedicated writer thread that owns the store's write connection."""
+    """The dedicated writer thread that owns the store's write connection; its
+    change-sets go out through ``feed`` (with other processes' commits, in order)."""
 
-    def __init__(self, conn: Connection, path: Path) -> None:
+    def __init__(self, conn: Connection, path: Path, feed: CommitFeed | None = None) -> None:
         self._conn = conn
         self._path = path
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
-        self._subscribers: list[Subscriber] = []
-        self._lock = threading.Lock()
+        self.feed = feed or CommitFeed()
 
     def submit(self, command: Command) -> Future[AppendResult]:
         """Queue ``command``; the future resolves to its receipt once committed."""
@@ -258,37 +246,28 @@ class Writer:
         """Queue ``commands`` to commit together (all or nothing), in order."""
         return self._executor.submit(self._run_batch, list(commands))
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback`` on the writer thread after each commit; returns unsubscribe."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+    def run(self, work: Callable[[Connection], T]) -> Future[T]:
+        """Run ``work`` on the writer thread with its connection, between commands
+        (post-commit housekeeping such as a retried WAL checkpoint)."""
+        return self._executor.submit(work, self._conn)
 
     def close(self) -> None:
         """Finish queued mutations and stop the thread."""
         self._executor.shutdown(wait=True)
 
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
-        results = append_batch(self._conn, self._path, commands)
-        for command, result in zip(commands, results, strict=True):
-            if result.changes is None:
-                continue
-            if command.after_commit is not None:
-                try:
-                    command.after_commit(self._conn)
-                except (MamaError, sqlcipher.Error):
-                    log.exception("post-commit step of %s failed", command.action)
-            with self._lock:
-                subscribers = list(self._subscribers)
-            for callback in subscribers:
-                try:
-                    callback(result.changes)
-                except Exception:
-                    log.exception("a change subscriber failed")
+        with self.feed.writing():
+            results = append_batch(self._conn, self._path, commands)
+            for command, result in zip(commands, results, strict=True):
+                if result.changes is None:
+                    continue
+                if command.after_commit is not None:
+                    try:
+                        extra = command.after_commit(self._conn)
+                    except (MamaError, sqlcipher.Error, OSError):
+                        log.exception("post-commit step of %s failed", command.action)
+                    else:
+                        if extra:
+                            result.receipt.update(extra)
+                self.feed.publish(result.changes)
         return results
