@@ -1,9 +1,11 @@
 """Opening the encrypted store: checks first, then migrations, then use.
 
-``Store.open`` refuses a wrong key, a foreign file, a newer schema, a store
-another process is writing and a read-only folder, each with its own error and
-without writing a byte to the file. Only then are pending migrations applied,
-after the file has been copied aside.
+``Store.open`` refuses a wrong key, a foreign file, an empty (0-byte) file, a
+newer schema and a read-only folder, each with its own error and without
+writing a byte to the file. When migrations are pending it also refuses a store
+another process is writing; only then are they applied, after the file has been
+copied aside. A store that needs no migration opens while another process holds
+the write lock: reads go on (WAL), and a write waits or says the store is busy.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mama_core.errors import (
     MamaError,
     MigrationError,
     NewerSchemaError,
+    NotADatabaseError,
     ReadOnlyError,
     StoreError,
 )
@@ -52,6 +55,7 @@ class Store:
                 f"MAMA cannot create its data folder {path.parent} ({exc.strerror}); "
                 "make it writable or choose another one with MAMA_HOME or --home."
             ) from exc
+        _refuse_empty_file(path)
         conn = connect(path, key, busy_timeout_ms=busy_timeout_ms)
         store = cls(path, key, conn, busy_timeout_ms)
         try:
@@ -70,6 +74,8 @@ class Store:
                 f"The memory store {self.path} was written by a newer MAMA (schema "
                 f"{current}, this one knows up to {latest}); update MAMA to open it."
             )
+        if current == latest:
+            return
         try:
             # Take and release the write lock: a store another process is
             # writing is refused now, not halfway through a migration.
@@ -77,8 +83,6 @@ class Store:
             self.conn.execute("ROLLBACK")
         except sqlcipher.Error as exc:
             raise translate_error(exc, self.path) from exc
-        if current == latest:
-            return
         if current > 0:
             self.backups.append(self._copy_aside(current))
         try:
@@ -121,6 +125,22 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _refuse_empty_file(path: Path) -> None:
+    """A 0-byte store is a truncated or clobbered file, not a new one: SQLite would
+    silently start an empty store in it, losing what the owner believes is there."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise translate_error(exc, path) from exc
+    if size == 0:
+        raise NotADatabaseError(
+            f"The memory store {path} is empty (0 bytes): it was truncated or replaced. "
+            "Restore it from a backup, or move it away to start a new store."
+        )
 
 
 __all__ = ["BACKUP_DIR_NAME", "STORE_FILE_NAME", "MamaError", "Store"]
