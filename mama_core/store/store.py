@@ -2,10 +2,12 @@
 
 ``Store.open`` refuses a wrong key, a foreign file, an empty (0-byte) file, a
 newer schema and a read-only folder, each with its own error and without
-writing a byte to the file. When migrations are pending it also refuses a store
-another process is writing; only then are they applied, after the file has been
-copied aside. A store that needs no migration opens while another process holds
-the write lock: reads go on (WAL), and a write waits or says the store is busy.
+writing a byte to the file. Before a migration, and for a long-running writer
+(the tray, the daemon, the MCP server), it also refuses a store another process
+is writing; then pending migrations are applied, after the file has been copied
+aside. A command line opens with ``check_writable=False``: while another process
+holds the write lock its reads go on (WAL), and a write waits or is
+``store_locked``.
 """
 
 from __future__ import annotations
@@ -44,9 +46,19 @@ class Store:
 
     @classmethod
     def open(
-        cls, path: Path, key: DbKey, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
+        cls,
+        path: Path,
+        key: DbKey,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        check_writable: bool = True,
     ) -> Store:
-        """Open (creating if needed) and migrate the store at ``path``."""
+        """Open (creating if needed) and migrate the store at ``path``.
+
+        ``check_writable`` takes and releases the write lock even with nothing to
+        migrate, so a process that will write for hours fails at start, not at its
+        first write; a short command that may only read passes False.
+        """
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,13 +71,13 @@ class Store:
         conn = connect(path, key, busy_timeout_ms=busy_timeout_ms)
         store = cls(path, key, conn, busy_timeout_ms)
         try:
-            store._check_and_migrate()
+            store._check_and_migrate(check_writable)
         except BaseException:
             conn.close()
             raise
         return store
 
-    def _check_and_migrate(self) -> None:
+    def _check_and_migrate(self, check_writable: bool) -> None:
         migrations = load_migrations()
         latest = migrations[-1].version if migrations else 0
         current = schema_version(self.conn)
@@ -74,7 +86,7 @@ class Store:
                 f"The memory store {self.path} was written by a newer MAMA (schema "
                 f"{current}, this one knows up to {latest}); update MAMA to open it."
             )
-        if current == latest:
+        if current == latest and not check_writable:
             return
         try:
             # Take and release the write lock: a store another process is
@@ -83,6 +95,8 @@ class Store:
             self.conn.execute("ROLLBACK")
         except sqlcipher.Error as exc:
             raise translate_error(exc, self.path) from exc
+        if current == latest:
+            return
         if current > 0:
             self.backups.append(self._copy_aside(current))
         try:

@@ -112,8 +112,8 @@ def test_newer_schema_is_refused_and_file_unchanged(db_path: Path, db_key: DbKey
 def test_store_held_by_another_process_reads_but_refuses_writes(
     db_path: Path, db_key: DbKey
 ) -> None:
-    """A writer elsewhere does not stop a store with nothing to migrate from opening
-    and reading (WAL); a write waits out the busy timeout and is store_locked."""
+    """A writer elsewhere refuses a long-running writer at start, but a command's
+    store (nothing to migrate) opens and reads (WAL); its write is store_locked."""
     make_store(db_path, db_key)
     before = file_digest(db_path)
     holder = subprocess.Popen(
@@ -139,7 +139,9 @@ def test_store_held_by_another_process_reads_but_refuses_writes(
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with Store.open(db_path, db_key, busy_timeout_ms=200) as store:
+        with pytest.raises(StoreLockedError):  # a long-running writer is refused at start
+            Store.open(db_path, db_key, busy_timeout_ms=200)
+        with Store.open(db_path, db_key, busy_timeout_ms=200, check_writable=False) as store:
             assert store.schema_version == latest_version()
             assert store.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
             with pytest.raises(sqlcipher3.Error) as raw:
