@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.mcp.wire_guard import MAX_DEPTH, screen
 from tests.app.mcp.conftest import VENV_BIN
@@ -186,3 +188,34 @@ def test_screen_passes_what_the_sdk_takes() -> None:
         refusal = screen(line)
         assert refusal is not None, name
         assert (refusal.request_id, refusal.code) == (request_id, code), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_screen_never_raises_on_any_line(line: str) -> None:
+    """Whatever a client writes, the filter decides without an exception of its own."""
+    refusal = screen(line)
+    assert refusal is None or refusal.response().error.code < 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+        ),
+        max_leaves=20,
+    )
+)
+def test_any_plain_json_arguments_pass(arguments: Any) -> None:
+    """Control for the filter: a well-formed request passes whatever its (shallow) arguments."""
+    line = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "save", "arguments": {"a": arguments}},
+        }
+    )
+    assert screen(line) is None  # hypothesis' text has no lone surrogates by default
