@@ -88,6 +88,14 @@ def resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None = None) -> R
     return ResolvedKey(DbKey(secret, raw=False), KeyOrigin.PASSPHRASE)
 
 
+def forget_keyring_key(db_path: Path) -> None:
+    """Remove the keyring's key for ``db_path`` (a store that no longer exists)."""
+    try:
+        keyring.delete_password(KEYRING_SERVICE, keyring_account(db_path))
+    except Exception as exc:  # no entry, or no usable keyring: nothing to forget
+        log.info("no keyring key removed for %s: %s", db_path, type(exc).__name__)
+
+
 def _backend_name() -> str:
     try:
         backend = keyring.get_keyring()

@@ -4,11 +4,15 @@ Pause/Resume and Telegram pairing.
 
 ``AgentControl`` owns the one ``RuntimeHost`` of the desktop app. It learns
 what changed from the runtime's listeners and the gateway, never by polling,
-and refreshes the status line when the menu opens and after each turn.
+and refreshes the status line when the menu opens and after each turn. While
+another process (``mama daemon``, another tray) runs the agent, it follows that
+process's runtime lock — a file lock has no change signal, so it asks every
+few seconds — and starts the agent here once the lock is released.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -29,6 +33,9 @@ log = logging.getLogger(__name__)
 
 Notify = Callable[[str, str], None]
 ShowDialog = Callable[[QtWidgets.QDialog], Awaitable[int]]
+
+LOCK_POLL_S = 2.0
+"""How often the tray asks whether the other process still holds the runtime lock."""
 
 BACKEND_NAMES = {
     "command-mode": "command mode",
@@ -65,6 +72,7 @@ class AgentControl(QtCore.QObject):
         self.paths = paths
         self.tray = tray
         self.host: RuntimeHost | None = None
+        self._watcher: asyncio.Task[None] | None = None
         self._tasks = tasks
         self._notify = notify
         self._notify_error = notify_error
@@ -92,6 +100,7 @@ class AgentControl(QtCore.QObject):
             self.tray.set_agent_status("Agent: run by another MAMA process", available=False)
             self._notify("The agent runs elsewhere", exc.message)
             self.changed.emit()
+            self._watcher = self._tasks.spawn(self._take_over_when_free(memory))
             return
         except MamaError as exc:
             log.warning("agent not started: %s: %s", exc.code, exc.message)
@@ -100,11 +109,29 @@ class AgentControl(QtCore.QObject):
             self.changed.emit()
             return
         self.host = host
+        log.info("agent started here (%s)", memory.settings.agent_backend)
         await self.refresh_status()
         if host.gateway is not None:
             self._tasks.spawn(self._when_connected(host))
 
+    async def _take_over_when_free(self, memory: OpenMemory) -> None:
+        """Follow the other process's runtime lock; once it lets go, run the agent here."""
+        from app.runtime.host import runtime_running
+
+        while await asyncio.to_thread(runtime_running, self.paths):
+            await asyncio.sleep(LOCK_POLL_S)
+        self._watcher = None
+        log.info("the other MAMA process released the agent: starting it here")
+        self.tray.set_agent_status("Agent: starting…", available=False)
+        self.changed.emit()
+        await self.start(memory)
+        if self.host is not None:
+            self._notify("The agent runs here now", "The other MAMA process stopped.")
+
     async def stop(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.cancel()
         host, self.host = self.host, None
         if host is not None:
             await host.stop()

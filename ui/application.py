@@ -10,14 +10,15 @@ a server) it says so in one line instead of letting Qt abort.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
-import signal
 import sys
 
 from app.paths import resolve_paths
 from ui.desktop import Desktop
 from ui.icons import app_icon
 from ui.qt import QEventLoop, QtCore, QtWidgets
+from ui.quit_signals import QuitOnSignals
 from ui.single_instance import SingleInstance, server_name
 from ui.startup_probe import StartupProbe
 from ui.tray import APP_TITLE
@@ -50,20 +51,6 @@ def display_missing() -> bool:
     return not any(os.environ.get(n) for n in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _wake_for_signals(desktop: Desktop) -> QtCore.QTimer:
-    """Let Python see SIGINT/SIGTERM while Qt's loop waits in C++, and quit cleanly."""
-
-    def stop(_signum: int, _frame: object) -> None:
-        desktop.quit()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    timer = QtCore.QTimer(interval=250)
-    timer.timeout.connect(lambda: None)
-    timer.start()
-    return timer
-
-
 def run(argv: list[str] | None = None) -> int:
     """``mama`` with no arguments: the desktop app. Returns the process exit code."""
     probe = StartupProbe.from_env()
@@ -84,11 +71,25 @@ def run(argv: list[str] | None = None) -> int:
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
     desktop = Desktop(paths, instance=instance, probe=probe)
-    wake = _wake_for_signals(desktop)
+    signals = QuitOnSignals(desktop.quit)
     try:
         return loop.run_until_complete(desktop.run())
     finally:
-        wake.stop()
+        signals.uninstall()
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
         asyncio.set_event_loop(None)
+        _release_qt(app, [desktop, signals, instance])
+
+
+def _release_qt(app: QtWidgets.QApplication, owned: list[QtCore.QObject]) -> None:
+    """Delete the app's Qt objects now, on this thread and in order, and then the
+    QApplication itself: left to the interpreter's exit, wrappers are torn down in
+    no particular order, some after QApplication or on another thread."""
+    for obj in owned:
+        obj.deleteLater()
+    owned.clear()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    gc.collect()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    app.shutdown()

@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 PASSPHRASE_ATTEMPTS = 3
 """Passphrases the owner may try before the app gives up (wrong key, exit 11)."""
 NOTIFY_COALESCE_MS = 50
+NO_TRAY_HINT = "This desktop shows no tray icons, so MAMA lives in this window: closing it quits."
 
 
 class Desktop(QtCore.QObject):
@@ -80,6 +81,7 @@ class Desktop(QtCore.QObject):
         self.log_path: Path | None = None
         self.open_url: Callable[[QtCore.QUrl], Any] = QtGui.QDesktopServices.openUrl
         self._quit = asyncio.Event()
+        self._dialogs: list[QtWidgets.QDialog] = []
         self._show_when_ready = False
         self._tasks = TaskGroup(self._task_failed)
         self._pending_added: set[int] = set()
@@ -94,6 +96,7 @@ class Desktop(QtCore.QObject):
         self.tray.settings_requested.connect(self.open_settings)
         self.tray.open_folder_requested.connect(self.open_data_folder)
         self.tray.quit_requested.connect(self.quit)
+        self.tray.availability_changed.connect(self._tray_availability)
         if instance is not None:
             instance.show_requested.connect(self.show_review)
         self.agent = AgentControl(
@@ -122,18 +125,25 @@ class Desktop(QtCore.QObject):
                 memory = await self._open(settings)
             except MamaError as exc:
                 log.warning("cannot start: %s: %s", exc.code, exc.message)
+                if self._quit.is_set():  # asked to quit while a dialog was open
+                    return 0
                 await self._fatal(exc.message)
                 return exc.exit_code
             except Exception as exc:
                 log.error("cannot start", exc_info=exc)
                 await self._fatal(one_line(exc, self.log_path))
                 return exit_code_of(exc)
-            if memory is None:  # the owner closed the first-run wizard
+            if memory is None:  # the owner closed the first-run wizard, or quit meanwhile
+                return 0
+            if self._quit.is_set():
+                self.memory = memory  # closed below like any other
                 return 0
             self._attach(memory)
             self.probe.mark("memory_open")
             self.ready.emit()
-            if self._show_when_ready:
+            if not self.tray.available:
+                self._live_in_window()
+            elif self._show_when_ready:
                 self.show_review()
             self._tasks.spawn(asyncio.to_thread(warm_up, memory))
             await self._quit.wait()
@@ -150,19 +160,31 @@ class Desktop(QtCore.QObject):
         box.deleteLater()
 
     async def _show(self, dialog: QtWidgets.QDialog) -> int:
-        """Show one of the app's dialogs and wait for the owner's answer."""
+        """Show one of the app's dialogs and wait for the owner's answer (Quit closes it)."""
+        if self._quit.is_set():
+            return QtWidgets.QDialog.DialogCode.Rejected
+        self._dialogs.append(dialog)
         self.dialog_opened.emit(dialog)
-        return await await_dialog(dialog)
+        log.info("waiting for the owner: %s", dialog.objectName() or type(dialog).__name__)
+        try:
+            return await await_dialog(dialog)
+        finally:
+            self._dialogs.remove(dialog)
 
     def quit(self) -> None:
-        """Leave at the next turn of the loop (the memory is closed cleanly)."""
+        """Leave at the next turn of the loop (the memory is closed cleanly); a dialog
+        the app is waiting on (first run, passphrase, settings) is cancelled."""
         self._quit.set()
+        for dialog in list(self._dialogs):
+            dialog.reject()
 
     async def _shutdown(self) -> None:
         self._notify_timer.stop()
         if self.window is not None:
-            await self.window.aclose()
-            self.window.close()
+            window, self.window = self.window, None
+            await window.aclose()
+            window.close()
+            window.deleteLater()
         await self._tasks.aclose()
         await self.agent.stop()
         if self.bridge is not None:
@@ -200,7 +222,7 @@ class Desktop(QtCore.QObject):
             wizard.deleteLater()
             self.first_run = None
 
-    async def _open_existing(self, settings: Settings) -> OpenMemory:
+    async def _open_existing(self, settings: Settings) -> OpenMemory | None:
         relay = _Progress(self)
         relay.advanced.connect(self._model_progress)
         passphrase: str | None = None
@@ -220,6 +242,8 @@ class Desktop(QtCore.QObject):
                     raise
                 wrong = True
             passphrase = await self._ask_passphrase(wrong)
+            if self._quit.is_set():
+                return None
             if not passphrase:
                 raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
         raise AssertionError("unreachable")
@@ -322,6 +346,40 @@ class Desktop(QtCore.QObject):
         self.probe.mark("review_loaded")
         self.review_loaded.emit()
 
+    # --- without a system tray ------------------------------------------------------------
+
+    def _tray_availability(self, available: bool) -> None:
+        log.info("system tray %s", "available" if available else "gone")
+        if not available and self.bridge is not None:
+            self._live_in_window()
+
+    def _live_in_window(self) -> None:
+        """No tray to live in: the review window opens, carries the tray's menu, says
+        why in one line, and closing it quits (as apps without a tray icon do)."""
+        self.show_review()
+        window = self.window
+        if window is None:
+            return
+        window.show_message(NO_TRAY_HINT)
+        bar = window.menuBar()
+        if not bar.actions():
+            # The window's own menu over the tray's actions: the tray keeps its menu
+            # (a menu given to the bar would be deleted with the window).
+            menu = bar.addMenu(f"&{APP_TITLE}")
+            menu.setObjectName("app_menu")
+            menu.aboutToShow.connect(self.tray.menu_opening)
+            menu.addActions(self.tray.menu.actions())
+            window.installEventFilter(self)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if (
+            watched is self.window
+            and event.type() == QtCore.QEvent.Type.Close
+            and not self.tray.available
+        ):
+            self.quit()
+        return False
+
     def show_search(self) -> None:
         self.show_review()
         if self.window is not None:
@@ -350,19 +408,32 @@ class Desktop(QtCore.QObject):
             if await self._show(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
                 return
             choice = dialog.choice()
-            new = await apply_choice(
-                choice,
-                before,
-                settings_path=self.paths.settings,
-                memory=self.memory,
-                bridge=self.bridge,
-                parent=self.window,
-                notify=self.notify,
-            )
+            # A new model means a new engine: the runtime and the bot hold the engine,
+            # so they stop before the old one closes and start again over the new one.
+            swap = self.memory is not None and choice.model_changed(before)
+            if swap:
+                await self.agent.stop()
+            try:
+                new = await apply_choice(
+                    choice,
+                    before,
+                    settings_path=self.paths.settings,
+                    memory=self.memory,
+                    bridge=self.bridge,
+                    parent=self.window,
+                    notify=self.notify,
+                )
+            finally:
+                if swap and self.memory is not None:
+                    await self.agent.start(self.memory)
             runtime_inputs = ("agent_backend", "local_model_path", "agent_scopes")
-            if self.memory is not None and (
-                choice.telegram_token is not None
-                or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)
+            if (
+                not swap
+                and self.memory is not None
+                and (
+                    choice.telegram_token is not None
+                    or any(getattr(new, f) != getattr(before, f) for f in runtime_inputs)
+                )
             ):
                 await self.agent.restart(self.memory)
             self.settings_applied.emit(new)

@@ -6,6 +6,10 @@ encrypted store is created and the embedding model built on a worker thread,
 with a progress bar fed by the model's progress callback. *Telegram*: a bot
 token, kept in the keyring, or skipped. The wizard hands the open memory to
 the desktop controller.
+
+Going Back to the key page discards the store just made (and a keyring key made
+for it), and cancelling leaves none: the store that stays is always the one made
+with what the owner last chose, never an earlier passphrase.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from app.keys import ENV_KEY
 from mama_core.errors import KeyUnavailableError, MamaError
-from ui.memory_session import OpenMemory, find_key, open_memory
+from ui.memory_session import OpenMemory, discard_new_store, find_key, open_memory
 from ui.os_keyring import backend_name, keyring_available
 from ui.qt import Qt, QtWidgets, Signal
 from ui.tasks import TaskGroup
@@ -198,6 +203,7 @@ class FirstRunWizard(QtWidgets.QWizard):
         self._settings = settings
         self._tasks = TaskGroup(self._failed)
         self.memory: OpenMemory | None = None
+        self._job: asyncio.Task[None] | None = None
         use_keyring = keyring_available()
         self.key_page = KeyPage(paths, use_keyring)
         self.memory_page = MemoryPage()
@@ -209,11 +215,35 @@ class FirstRunWizard(QtWidgets.QWizard):
         self.currentIdChanged.connect(self._page_changed)
 
     def _page_changed(self, page: int) -> None:
-        if page == PAGE_MEMORY and self.memory is None and not self._tasks.busy:
+        if page == PAGE_MEMORY:
             self.memory_page.done = False
-            self._tasks.spawn(self._create())
+            self.memory_page.completeChanged.emit()
+            self._then(self._create)
+        elif page == PAGE_KEY and (self.memory is not None or self._job is not None):
+            self._then(self._discard)
+
+    def _then(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``step`` after the step before it (making and discarding never overlap)."""
+        previous = self._job
+
+        async def chained() -> None:
+            if previous is not None:
+                await asyncio.gather(previous, return_exceptions=True)
+            await step()
+
+        self._job = self._tasks.spawn(chained())
+
+    async def _discard(self) -> None:
+        """Back on the key page: the store made with the earlier choice goes."""
+        memory, self.memory = self.memory, None
+        if memory is not None:
+            await asyncio.to_thread(discard_new_store, memory)
 
     async def _create(self) -> None:
+        if self.memory is not None:  # already made with the current choice
+            self.memory_page.finish(True, f"Your memory is ready in {self._paths.home}.")
+            self.memory_ready.emit()
+            return
         passphrase = self.key_page.chosen_passphrase()
         self.memory_page.status.setText("Creating the key and the encrypted store…")
 
@@ -246,11 +276,11 @@ class FirstRunWizard(QtWidgets.QWizard):
         """The token typed on the last page ("" when skipped); the caller stores it."""
         return self.telegram_page.token.text().strip()
 
-    def reject(self) -> None:
-        if self.memory is not None:
-            self.memory.close()
-            self.memory = None
-        super().reject()
-
     async def aclose(self) -> None:
+        """Wait for the store being made (a worker cannot be interrupted); if the owner
+        cancelled, remove it, so the next start begins the first run again."""
+        if self._job is not None:
+            await asyncio.gather(self._job, return_exceptions=True)
         await self._tasks.aclose()
+        if self.result() != QtWidgets.QDialog.DialogCode.Accepted and self.memory is not None:
+            await self._discard()

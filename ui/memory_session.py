@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.keys import AskPassphrase, ResolvedKey, resolve_key
+from app.keys import AskPassphrase, KeyOrigin, ResolvedKey, forget_keyring_key, resolve_key
 from app.paths import Paths
 from app.settings import Settings
 
@@ -39,9 +40,33 @@ class OpenMemory:
     engine: Engine
 
     def close(self) -> None:
-        """Finish queued writes, then close the store."""
+        """Finish queued writes, fold the WAL into the file and close the store, then free
+        the model: in that order and on purpose, never left to the garbage collector."""
         self.engine.close()
+        checkpoint(self.store)
         self.store.close()
+        self.embedder.close()
+
+
+def checkpoint(store: Store) -> None:
+    """Copy the WAL into the database file and truncate it (a clean file to back up)."""
+    from mama_core.store import sqlcipher
+
+    try:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlcipher.Error as exc:  # another process reading: SQLite finishes it later
+        log.info("WAL not checkpointed at close: %s", exc)
+
+
+def discard_new_store(memory: OpenMemory) -> None:
+    """Close a store the first-run wizard has just made and remove it (and a keyring key
+    made for it), so the next attempt makes it with what the owner chooses now."""
+    memory.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{memory.paths.db}{suffix}").unlink(missing_ok=True)
+    if memory.key.origin is KeyOrigin.KEYRING:
+        forget_keyring_key(memory.paths.db)
+    log.info("first run: discarded the new store %s", memory.paths.db)
 
 
 def is_first_run(paths: Paths) -> bool:

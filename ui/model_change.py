@@ -114,6 +114,8 @@ def _restart_engine(
     config_type: type,
 ) -> None:
     config = config_type(tombstone_threshold=memory.settings.tombstone_threshold)
-    memory.embedder = embedder
+    old, memory.embedder = memory.embedder, embedder
+    if old is not embedder:
+        old.close()  # freed now, not by the garbage collector on some later thread
     memory.engine = engine_type(memory.store, embedder, config)
     bridge.replace_engine(memory.engine)

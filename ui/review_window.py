@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
@@ -94,6 +95,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._current: dict[str, Any] | None = None
         self._detail_generation = 0
         self._busy = False
+        self._kept: dict[QtWidgets.QTableView, int | None] = {}
         self.data = ReviewData(bridge, self._tasks, self)
         self.lists: dict[int, JudgmentList] = self.data.lists
         self.audit = self.data.audit
@@ -117,6 +119,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
             model = self.audit.model if tab == TAB_AUDIT else self.lists[tab].model
             view = make_table_view(model, f"view_{tab}")
             view.selectionModel().currentRowChanged.connect(self._current_row_changed)
+            # A reset (a new search or filter, a reload) drops the current row without
+            # a signal: the pane and the buttons would stay on a record no longer listed.
+            model.modelAboutToBeReset.connect(partial(self._keep_current, view))
+            model.modelReset.connect(partial(self._follow_reset, view))
             self.views[tab] = view
             self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
         self.messages = MessagesPanel(self._bridge, self._tasks)
@@ -283,6 +289,22 @@ class ReviewWindow(QtWidgets.QMainWindow):
             return
         select_row(view, max(view.currentIndex().row(), 0))
 
+    def _keep_current(self, view: QtWidgets.QTableView) -> None:
+        index = view.currentIndex()
+        value = index.siblingAtColumn(0).data(ID_ROLE) if index.isValid() else None
+        self._kept[view] = None if value is None else int(value)
+
+    def _follow_reset(self, view: QtWidgets.QTableView) -> None:
+        """After a reset, keep the same record selected if it is still listed, else the
+        first row; with nothing listed, the pane empties (no action on a hidden record)."""
+        kept = self._kept.pop(view, None)
+        model = view.model()
+        rows = [model.index(r, 0).data(ID_ROLE) for r in range(model.rowCount())]
+        if rows:
+            select_row(view, rows.index(kept) if kept in rows else 0)
+        elif view is self.current_view():
+            self._current_row_changed()
+
     def _current_row_changed(self, *_args: object) -> None:
         judgment_id = self._current_id()
         if judgment_id is None:
@@ -379,40 +401,36 @@ class ReviewWindow(QtWidgets.QMainWindow):
         return self.current_status() == "proposed" or bool(record.get("pending_change"))
 
     def approve(self) -> None:
-        if self._decidable():
-            record = self._target()
+        if self._decidable() and (record := self._target()) is not None:
             self._start("review.approve", lambda: self.owner_actions.approve(record))
 
     def edit_and_approve(self) -> None:
-        if self.current_status() == "proposed":
-            record = self._target()
+        if self.current_status() == "proposed" and (record := self._target()) is not None:
             self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
 
     def reject(self) -> None:
-        if self._decidable():
-            record = self._target()
+        if self._decidable() and (record := self._target()) is not None:
             self._start("review.reject", lambda: self.owner_actions.reject(record))
 
     def retire(self) -> None:
-        if self.current_status() == "active":
-            record = self._target()
+        if self.current_status() == "active" and (record := self._target()) is not None:
             self._start("memory.retire", lambda: self.owner_actions.retire(record))
 
     def purge(self) -> None:
-        if self.current_status() not in (None, "purged"):
-            record = self._target()
+        if self.current_status() not in (None, "purged") and (record := self._target()) is not None:
             older = len((self._current or {}).get("history") or [])
             self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
 
     def lift_tombstone(self) -> None:
         tombstone = self.current_tombstone()
-        if tombstone is not None:
-            record = self._target()
+        if tombstone is not None and (record := self._target()) is not None:
             self._start("tombstone.lift", lambda: self.owner_actions.lift(record, tombstone))
 
-    def _target(self) -> dict[str, Any]:
+    def _target(self) -> dict[str, Any] | None:
+        """The record in the pane, only while it is the row selected in the list."""
         record = self.current_record()
-        assert record is not None, "an action needs a record in the detail pane"
+        if record is None or record.get("id") != self._current_id():
+            return None
         return dict(record)
 
     def _start(self, action: str, work: Work) -> None:

@@ -6,14 +6,22 @@ saying what the agent and Telegram are doing, then offers Review, Search
 memory…, Pause/Resume agent, Pair Telegram…, Settings…, Open data folder and
 Quit.
 The tray only emits what the owner asked for; the desktop controller acts.
+
+Some desktops have no system tray (stock GNOME, some Wayland sessions), and a
+tray can go away while MAMA runs (the panel restarts). Qt has no public signal
+for that, so the tray asks every few seconds and says when it changes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ui.icons import TrayState, state_icon
 from ui.qt import QtCore, QtWidgets, Signal
 
 APP_TITLE = "MAMA"
+TRAY_POLL_MS = 3000
+"""How often the tray checks that the desktop still has a system tray."""
 
 
 class Tray(QtCore.QObject):
@@ -31,6 +39,13 @@ class Tray(QtCore.QObject):
     quit_requested = Signal()
     changed = Signal()
     """The icon, tooltip or menu changed (state or count)."""
+    availability_changed = Signal(bool)
+    """The desktop's system tray appeared (True) or went away (False)."""
+
+    system_tray_available: Callable[[], bool] = staticmethod(
+        QtWidgets.QSystemTrayIcon.isSystemTrayAvailable
+    )
+    """Whether the desktop shows tray icons (replaceable, for tests)."""
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
@@ -39,6 +54,9 @@ class Tray(QtCore.QObject):
         self._paused = False
         self._starting = True
         self._trouble: str | None = None
+        self.available = self.system_tray_available()
+        self._poll = QtCore.QTimer(self, interval=TRAY_POLL_MS)
+        self._poll.timeout.connect(self.check_available)
 
         self.menu = QtWidgets.QMenu()
         self.menu.setObjectName("tray_menu")
@@ -74,9 +92,18 @@ class Tray(QtCore.QObject):
 
     def show(self) -> None:
         self.icon.show()
+        self._poll.start()
 
     def hide(self) -> None:
+        self._poll.stop()
         self.icon.hide()
+
+    def check_available(self) -> None:
+        """Ask whether the desktop (still) has a system tray; say so if that changed."""
+        available = self.system_tray_available()
+        if available != self.available:
+            self.available = available
+            self.availability_changed.emit(available)
 
     def set_ready(self) -> None:
         """The memory is open: the menu's memory entries work now."""

@@ -4,7 +4,8 @@
 (``MAMA_CLAUDE_BIN`` / ``MAMA_CODEX_BIN`` name the executables, else PATH);
 ``local`` runs the GGUF chat model of the ``local_model_path`` setting
 (``MAMA_LOCAL_MODEL`` overrides it). A backend that cannot run here is still
-built: its first turn tells the owner what is missing.
+built: its first turn tells the owner what is missing, and ``backend_problem``
+says it beforehand (for the tray's status line and ``mama doctor``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.backends.base import AgentBackend
+from app.backends.base import AgentBackend, BackendUnavailableError
 from app.backends.command_mode import CommandModeBackend
 from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
@@ -72,3 +73,44 @@ def make_backend(
     raise UnknownBackendError(
         f"Unknown agent backend {name!r} in the settings; choose one of {', '.join(BACKENDS)}."
     )
+
+
+def backend_problem(backend: AgentBackend) -> str | None:
+    """What keeps ``backend`` from running here, found without starting it: the CLI is
+    not installed (and how to install it), or no local chat model is there. None when
+    nothing is known to be missing (starting may still fail, and then says why)."""
+    from app.backends.process import find_executable
+
+    # Named first, so command mode imports none of the CLI backends.
+    try:
+        if backend.name == "claude-code":
+            from app.backends import claude_code
+
+            if isinstance(backend, claude_code.ClaudeCodeBackend):
+                find_executable(
+                    backend.settings.executable, "Claude Code", claude_code.INSTALL_HINT
+                )
+        elif backend.name == "codex":
+            from app.backends import codex
+
+            if isinstance(backend, codex.CodexBackend):
+                find_executable(backend.settings.executable, "Codex", codex.INSTALL_HINT)
+        elif backend.name == "local-gguf":
+            from app.backends.local_model import LocalModelBackend
+
+            if isinstance(backend, LocalModelBackend):
+                return _local_model_problem(backend.model_path)
+    except BackendUnavailableError as exc:
+        return exc.message
+    return None
+
+
+def _local_model_problem(model: Path | None) -> str | None:
+    if model is None:
+        return (
+            "No local chat model is configured: choose a GGUF chat model in Settings "
+            "(or set MAMA_LOCAL_MODEL), or choose another agent backend."
+        )
+    if not model.is_file():
+        return f"The local chat model {model} does not exist; check the setting."
+    return None

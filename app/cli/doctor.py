@@ -127,12 +127,18 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
             f"({cache.dtype.name}); {missing} memories lack a vector"
             + (" (run 'mama reindex')" if missing else ""),
         )
-    _agent(obj, report)
+    problem = _agent(obj, report)
+    if problem is not None:
+        from app.backends.base import BackendUnavailableError
+
+        raise BackendUnavailableError(f"The agent backend cannot run: {problem}")
     report.finish()
 
 
-def _agent(obj: CliContext, report: DoctorReport) -> None:
-    """The agent backend, whether a runtime serves this folder, and Telegram's set-up."""
+def _agent(obj: CliContext, report: DoctorReport) -> str | None:
+    """The agent backend, whether a runtime serves this folder, and Telegram's set-up;
+    returns what keeps the backend from running here (a CLI not installed), if anything."""
+    from app.backends.factory import backend_problem, make_backend
     from app.runtime.host import runtime_running
     from app.runtime.state import stored_pause
     from app.runtime.transaction import RuntimeDb
@@ -149,6 +155,10 @@ def _agent(obj: CliContext, report: DoctorReport) -> None:
     try:
         owner = Pairing(db).owner()
         paused = " (paused)" if stored_pause(db) else ""
+        backend = make_backend(
+            settings.agent_backend, obj.paths.home, db, "", local_model=settings.local_model_path
+        )
+        problem = backend_problem(backend)
     finally:
         db.close()
     report.add(
@@ -157,6 +167,7 @@ def _agent(obj: CliContext, report: DoctorReport) -> None:
             "backend": settings.agent_backend,
             "paused": bool(paused),
             "runtime_running": serving.startswith("running"),
+            "problem": problem,
         },
         f"agent: {settings.agent_backend}{model}{paused}; runtime {serving}",
     )
@@ -172,3 +183,4 @@ def _agent(obj: CliContext, report: DoctorReport) -> None:
         {"token": token, "paired": owner is not None, "owner": owner.username if owner else None},
         f"telegram: {token}, {paired}",
     )
+    return problem

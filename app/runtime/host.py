@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from app.backends.factory import make_backend
+from app.backends.factory import backend_problem, make_backend
 from app.paths import Paths
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
@@ -150,6 +150,8 @@ class RuntimeHost:
             context=ContextSettings(guidance_budget_tokens=self.settings.guidance_budget_tokens),
         )
         runtime = OwnerRuntime(self.engine, self.store, backend, runtime_settings, db=db)
+        # Known before the first turn (a CLI not installed): the tray says so at once.
+        runtime.backend_problem = backend_problem(backend)
         runtime.working_listeners.append(self._working)
         runtime.pause_listeners.append(self._paused)
         self.runtime = runtime

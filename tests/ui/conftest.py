@@ -72,6 +72,18 @@ def private_desktop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
         keyring.set_keyring(previous)
 
 
+@pytest.fixture(autouse=True)
+def system_tray(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
+    """The offscreen platform has no system tray; in-process tests run as on a desktop
+    with one unless they set ``system_tray["available"] = False`` (before the tray
+    is made, or followed by ``tray.check_available()``)."""
+    from ui.tray import Tray
+
+    state = {"available": True}
+    monkeypatch.setattr(Tray, "system_tray_available", staticmethod(lambda: state["available"]))
+    return state
+
+
 @pytest.fixture
 def loop(qapp: QtWidgets.QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync loop over the test QApplication (PLATFORM.md's pattern)."""

@@ -244,8 +244,12 @@ def test_a_missing_agent_cli_shows_in_the_tray_and_the_owner_is_told(
     async def scenario() -> None:
         status = tray.agent_status_action
         await wait_until(lambda: "connected as" in status.text(), tray.changed, timeout=30)
-        assert status.text().startswith("Agent: Claude Code ·")  # not known to fail yet
-        assert tray.state is not TrayState.TROUBLE
+        # Known before any turn: what is missing and how to install it.
+        assert status.text().startswith("Agent: Claude Code (cannot run; commands still work)")
+        assert tray.state is TrayState.TROUBLE
+        tooltip = tray.icon.toolTip()
+        assert "npm install -g @anthropic-ai/claude-code" in tooltip
+        assert "MAMA_CLAUDE_BIN" in tooltip
         assert desktop.agent.host is not None
         code = await desktop.agent.host.new_pair_code()
         await owner_says(api, f"/pair {code}")
@@ -348,3 +352,89 @@ def test_the_pair_window_of_a_paired_bot_offers_unpair_and_tells_the_old_chat(
     finally:
         loop.run_until_complete(api.stop())
     assert code == 0
+
+
+def test_after_a_model_change_the_agent_and_telegram_use_the_new_engine(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    embedder: GgufEmbedder,
+) -> None:
+    """Settings swaps the embedding model (and so the engine): the runtime and the bot
+    follow, so /remember after the swap is saved, not "The memory engine is closed"."""
+    from tests.ui.test_settings import edit_settings
+
+    api = FakeBotApi()
+    url = loop.run_until_complete(api.start())
+    monkeypatch.setenv("MAMA_TELEGRAM_TOKEN", api.token)
+    monkeypatch.setenv("MAMA_TELEGRAM_API_URL", url)
+    desktop = Desktop(paths)
+    status = desktop.tray.agent_status_action
+
+    async def scenario() -> None:
+        await wait_until(lambda: "connected as" in status.text(), desktop.tray.changed)
+        host = desktop.agent.host
+        assert host is not None and desktop.memory is not None
+        await owner_says(api, f"/pair {await host.new_pair_code()}")
+        saved = await owner_says(api, "/remember fact The printer is on floor 3")
+        assert saved[0].startswith("Saved #1"), saved  # control: before the swap
+        before = desktop.memory.engine
+
+        # The same weights from an explicit path: another model id, a real re-embedding.
+        await edit_settings(desktop, lambda d: d.model_path.setText(str(embedder.model_path)))
+        engine = desktop.memory.engine
+        assert engine is not before
+        await wait_until(lambda: "connected as" in status.text(), desktop.tray.changed)
+        host = desktop.agent.host
+        assert host is not None and host.runtime is not None and host.gateway is not None
+        assert host.engine is engine and host.runtime.engine is engine
+        saved = await owner_says(api, "/remember fact The kettle is in the kitchen")
+        assert saved[0].startswith("Saved #2"), saved
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        loop.run_until_complete(api.stop())
+    assert code == 0
+
+
+def test_when_the_other_process_stops_the_tray_takes_the_agent_over(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """The status line follows the runtime lock: "run by another MAMA process" while
+    the daemon holds it, then the agent runs here once the daemon lets go."""
+    desktop = Desktop(paths)
+    tray = desktop.tray
+    status = tray.agent_status_action
+    notes: list[str] = []
+    desktop.notified.connect(lambda title, _text: notes.append(title))
+    paths.home.mkdir(parents=True, exist_ok=True)
+    daemon = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False)
+    daemon.acquire()
+
+    async def scenario() -> None:
+        try:
+            await wait_until(lambda: "The agent runs elsewhere" in notes, desktop.notified)
+            assert status.text() == "Agent: run by another MAMA process"
+            assert desktop.agent.host is None
+        finally:
+            daemon.release()  # "the daemon" stops
+        await wait_until(lambda: desktop.agent.host is not None, desktop.agent.changed, 30)
+        await wait_until(lambda: status.text().startswith("Agent: command mode ·"), tray.changed)
+        assert tray.pause_action.isEnabled()
+        assert "The agent runs here now" in notes
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        if daemon.is_locked:
+            daemon.release()
+    assert code == 0
+    assert not daemon.is_locked
+    with FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False):
+        pass  # Quit released the lock the tray took over

@@ -15,7 +15,7 @@ from mama_core.store import DbKey, Store
 from tests.conftest import TEST_KEY_HEX
 from tests.ui.conftest import save_artifact, wait_signal
 from ui.desktop import Desktop
-from ui.first_run import PAGE_MEMORY, PAGE_TELEGRAM, FirstRunWizard
+from ui.first_run import PAGE_KEY, PAGE_MEMORY, PAGE_TELEGRAM, FirstRunWizard
 from ui.qt import QtCore, QtWidgets
 
 PASSPHRASE = "a long walk on the beach"
@@ -112,4 +112,79 @@ def test_cancelling_the_wizard_creates_nothing(
 
     assert loop.run_until_complete(whole()) == 0
     assert "MAMA_DB_KEY" in texts[0]
+    assert not paths.db.exists()
+
+
+def test_a_passphrase_changed_after_back_is_the_one_that_opens_the_store(
+    paths: Paths, cache_only: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Passphrase A, Next (the store is made), Back, passphrase B, Next, Finish: the
+    store opens with B and refuses A."""
+    first, second = "the first passphrase", "the second passphrase"
+    desktop = Desktop(paths)
+
+    async def wizard_steps() -> None:
+        (wizard,) = await wait_signal(desktop.dialog_opened, 30)
+        assert isinstance(wizard, FirstRunWizard)
+        key_page = wizard.key_page
+        key_page.passphrase.setText(first)
+        key_page.again.setText(first)
+        ready = asyncio.ensure_future(wait_signal(wizard.memory_ready, 120))
+        wizard.next()
+        await ready
+        wizard.back()
+        assert wizard.currentId() == PAGE_KEY
+        key_page.passphrase.setText(second)
+        key_page.again.setText(second)
+        ready = asyncio.ensure_future(wait_signal(wizard.memory_ready, 120))
+        wizard.next()
+        assert wizard.currentId() == PAGE_MEMORY
+        await ready
+        wizard.next()
+        assert wizard.currentId() == PAGE_TELEGRAM
+        wizard.button(QtWidgets.QWizard.WizardButton.FinishButton).click()
+
+    async def scenario() -> Any:
+        assert desktop.memory is not None
+        return desktop.memory.key.origin
+
+    async def whole() -> tuple[int, Any]:
+        steps = asyncio.ensure_future(wizard_steps())
+        code, origin = await _run(desktop, scenario)
+        await steps
+        return code, origin
+
+    code, origin = loop.run_until_complete(whole())
+    assert code == 0 and origin is KeyOrigin.PASSPHRASE
+    with Store.open(paths.db, DbKey(second, raw=False)) as store:
+        assert store.schema_version > 0
+    with pytest.raises(WrongKeyError):
+        Store.open(paths.db, DbKey(first, raw=False))
+
+
+def test_cancelling_after_the_store_was_made_leaves_none(
+    paths: Paths, cache_only: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    desktop = Desktop(paths)
+    made: list[bool] = []
+
+    async def wizard_steps() -> None:
+        (wizard,) = await wait_signal(desktop.dialog_opened, 30)
+        assert isinstance(wizard, FirstRunWizard)
+        wizard.key_page.passphrase.setText(PASSPHRASE)
+        wizard.key_page.again.setText(PASSPHRASE)
+        ready = asyncio.ensure_future(wait_signal(wizard.memory_ready, 120))
+        wizard.next()
+        await ready
+        made.append(paths.db.exists())  # control: the store was there before Cancel
+        wizard.reject()
+
+    async def whole() -> int:
+        steps = asyncio.ensure_future(wizard_steps())
+        code = await asyncio.wait_for(desktop.run(), 120)
+        await steps
+        return code
+
+    assert loop.run_until_complete(whole()) == 0
+    assert made == [True]
     assert not paths.db.exists()

@@ -629,3 +629,57 @@ def test_an_agents_proposal_to_retire_the_owners_rule_is_approved_here(
     assert last["actor"]["kind"] == "owner" and last["actor"]["turn"] == "ui"
     assert status_of(store, other) == "active"
     assert events_of(store, other)[-1]["action"] == "review.reject"
+
+
+def test_the_detail_follows_the_filter_and_no_action_reaches_a_hidden_record(
+    window: ReviewWindow, engine: Engine, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Select #B, filter so only #A is listed: the pane (and Purge…) move to #A; a
+    filter that lists nothing empties the pane and no button acts."""
+    printer = owner_save(engine, "The printer is on floor 3")
+    plant = owner_save(engine, "The office plant needs water on Mondays")
+
+    def shown_id() -> int | None:
+        record = window.current_record()
+        return None if record is None else int(record["id"])
+
+    async def search(text: str, status: str = "Any status") -> list[int]:
+        window.search_bar.status_filter.setCurrentText(status)
+        window.search_bar.search.setText(text)
+        searched = asyncio.ensure_future(wait_signal(window.searched))
+        window.search_now()
+        await searched
+        return ids_in(window, TAB_ALL)
+
+    async def scenario() -> None:
+        window.show_tab(TAB_ALL)
+        await wait_until(lambda: shown_id() is not None, window.detail_shown)
+        assert window.select_id(plant)
+        await wait_until(lambda: shown_id() == plant, window.detail_shown)
+
+        assert await search("printer floor", "Active") == [printer]
+        await wait_until(lambda: shown_id() == printer, window.detail_shown)
+        dialog = await fill_dialog(window, window.buttons["purge"].click)
+        assert isinstance(dialog, PurgeDialog)
+        what = dialog.findChild(QtWidgets.QLabel, "purge_what").text()
+        assert f"#{printer}" in what and f"#{plant}" not in what
+        dialog.reject()
+        await wait_until(window.buttons["purge"].isEnabled, window.lists_updated, 5)
+
+        # Nothing listed: nothing shown, nothing to act on.
+        assert await search("", "Proposed") == []
+        assert window.current_record() is None
+        assert not window.buttons["purge"].isEnabled()
+        assert not window.buttons["retire"].isEnabled()
+        opened: list[object] = []
+        window.dialog_opened.connect(opened.append)
+        window.purge()
+        window.retire()
+        assert opened == []
+
+        # Back to everything: the pane follows again (positive control).
+        found = await search("", "Any status")
+        assert set(found) == {printer, plant}
+        await wait_until(lambda: shown_id() in found, window.detail_shown)
+
+    drive(loop, window, scenario)
