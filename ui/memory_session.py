@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.chain_anchor import FileAnchorKeeper
 from app.keys import AskPassphrase, ResolvedKey, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -69,7 +70,10 @@ def open_memory(
     try:
         embedder = load_embedder(settings.embedding_model_path, paths.cache, progress)
         engine = Engine(
-            store, embedder, EngineConfig(tombstone_threshold=settings.tombstone_threshold)
+            store,
+            embedder,
+            EngineConfig(tombstone_threshold=settings.tombstone_threshold),
+            FileAnchorKeeper.for_store(paths.db),
         )
     except BaseException:
         store.close()

@@ -15,11 +15,12 @@ from typing import Any
 import click
 
 from app.cli.context import CliContext
-from mama_core.errors import MamaError
+from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 
 KINDS = ["decision", "fact", "preference", "constraint", "lesson", "workflow", "task", "schedule"]
 RETIRE_STATUSES = ["stale", "superseded", "contradicted"]
+VERIFY_FAILED = 5
 
 
 class ConfirmationRequired(MamaError):
@@ -245,12 +246,18 @@ def purge(
 @json_option
 @click.pass_obj
 def verify(obj: CliContext, as_json: bool) -> None:
-    """Check the event chain, the search index and the database file."""
-    report = obj.verify()
-    result = {"ok": report.ok, "problems": list(report.problems)}
-    _emit(result, as_json, "all checks passed" if report.ok else "\n".join(report.problems))
-    if not report.ok:
-        sys.exit(5)
+    """Check the schema, the event chain and its anchor, every row the chain covers,
+    the search index and the database file."""
+    try:
+        report = obj.verify()
+        problems = list(report.problems)
+    except NotADatabaseError as exc:  # a damaged file is a finding of verify, not a crash
+        problems = [exc.message]
+    ok = not problems
+    result = {"ok": ok, "problems": problems}
+    _emit(result, as_json, "all checks passed" if ok else "\n".join(problems))
+    if not ok:
+        sys.exit(VERIFY_FAILED)
 
 
 @click.command()

@@ -7,7 +7,7 @@ from typing import Any
 
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.errors import NotFoundError
-from mama_core.memory.events import EVENT_COLUMNS, event_from_row, public_event
+from mama_core.memory.events import EVENT_COLUMNS, event_from_row, public_events
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
@@ -70,7 +70,8 @@ def history(conn: Connection, judgment: Judgment, grant: Grant) -> list[dict[str
 def events_touching(
     conn: Connection, judgment_id: int, until: str | None = None
 ) -> list[dict[str, Any]]:
-    """The events that created or changed a judgment (ids, hashes, reasons; no text)."""
+    """The events that created or changed a judgment (ids, reasons while they exist; no
+    text of a judgment)."""
     bound = "" if until is None else "AND e.at <= ?"
     rows = conn.execute(
         f"SELECT {', '.join('e.' + c.strip() for c in EVENT_COLUMNS.split(','))} FROM events e "
@@ -78,7 +79,7 @@ def events_touching(
         f"WHERE value = ?)) {bound} ORDER BY e.id",
         (judgment_id, judgment_id, *(() if until is None else (until,))),
     ).fetchall()
-    return [public_event(event_from_row(r)[0]) for r in rows]
+    return public_events(conn, [event_from_row(r)[0] for r in rows])
 
 
 def _visible(conn: Connection, judgment_id: int, grant: Grant) -> bool:

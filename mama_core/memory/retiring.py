@@ -29,7 +29,10 @@ def retire_command(call: Call, env: Env) -> Command:
         require_status(target, ("active",), "retiring it")
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
         require_owner_turn(tx.session, [target], "retiring")
-        payload: dict[str, Any] = {"reason": inp.reason, "status": inp.status.value}
+        payload: dict[str, Any] = {
+            "reason_hmac": tx.record_text("reason", inp.reason),
+            "status": inp.status.value,
+        }
         successor = None
         if inp.by is not None:
             successor = load_visible(tx.conn, inp.by, tx.grant)
