@@ -158,7 +158,9 @@ def history(obj: CliContext, judgment_id: int, as_json: bool) -> None:
     for older in result.get("history", []):
         lines.append(f"  replaced: #{older['id']} {older['status']}: {older['summary']}")
     for event in result.get("events", []):
-        lines.append(f"  event {event['id']} {event['at']} {event['action']}")
+        reason = (event.get("payload") or {}).get("reason")
+        because = f": {reason}" if reason else ""  # "(erased)" once a purge took it
+        lines.append(f"  event {event['id']} {event['at']} {event['action']}{because}")
     _emit(result, as_json, "\n".join(lines))
 
 

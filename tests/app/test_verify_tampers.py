@@ -64,7 +64,12 @@ def build_busy_store(home: Path, embedder: Embedder) -> dict[str, int]:
         ids["tabs"] = save(engine, "Indent with tabs", "preference")["judgment_id"]
         ids["tombstone"] = owner(
             "memory.retire",
-            {"id": ids["tabs"], "reason": "we use spaces", "status": "stale", "forbid_resave": True},
+            {
+                "id": ids["tabs"],
+                "reason": "we use spaces",
+                "status": "stale",
+                "forbid_resave": True,
+            },
         )["tombstone_id"]
         ids["proposal"] = save(
             engine, "Prefer long meetings", "preference", session=AGENT, grant=agent_grant()

@@ -123,7 +123,7 @@ TAMPERS: tuple[Tamper, ...] = (
     ),
     Tamper(
         "receipt_altered",
-        ("UPDATE receipts SET receipt = '{{\"status\": \"active\"}}' WHERE event_id = 2",),
+        ('UPDATE receipts SET receipt = \'{{"status": "active"}}\' WHERE event_id = 2',),
         "receipts row",
     ),
     Tamper(
