@@ -74,6 +74,8 @@ def verify_store(
             check()
         except sqlcipher.Error as exc:
             report.problems.append(f"the database file is damaged ({what} cannot be read: {exc})")
+        except (ValueError, TypeError, KeyError) as exc:  # bytes that decrypt but do not parse
+            report.problems.append(f"{what} cannot be read: {exc!r}")
 
     step("the schema", lambda: report.problems.extend(schema_problems(conn)))
     step("the events", lambda: _check_chain(conn, report, chain))
