@@ -37,6 +37,9 @@ class ChainedTable:
     """SQL expression of a row's key (text), over the alias ``t``."""
     values: str
     """SQL list of the values the digest covers, over the alias ``t``."""
+    lookup: str
+    """SQL condition over ``t`` that finds rows by keys given as a JSON list (``?``),
+    using an index."""
     event_columns: tuple[str, ...] = ()
     """Columns naming the event that wrote the row: those rows are recorded by it."""
     group_by: str = ""
@@ -45,6 +48,8 @@ class ChainedTable:
         group = f" GROUP BY {self.group_by}" if self.group_by else ""
         return f"SELECT {self.key}, {self.values} FROM {self.name} t WHERE {where}{group}"
 
+
+_BY_ID = "t.{col} IN (SELECT CAST(value AS INTEGER) FROM json_each(?))"
 
 _SCOPE_NAMES = (
     "(SELECT json_group_array(name) FROM (SELECT s.name FROM {link} x JOIN scopes s "
@@ -58,17 +63,20 @@ CHAINED: tuple[ChainedTable, ...] = (
         "t.id, t.kind, t.topic, t.summary, t.details, t.applies_when, t.steps, t.confidence, "
         "t.status, t.superseded_by, t.outcome, t.valid_from, t.valid_until, t.recorded_at, "
         "t.provenance, t.involvement, t.command_id, t.content_hash",
+        _BY_ID.format(col="id"),
     ),
     ChainedTable(
         "scope_bindings",
         "CAST(t.judgment_id AS TEXT)",
         _SCOPE_NAMES.format(link="scope_bindings", col="judgment_id", id="judgment_id"),
+        _BY_ID.format(col="judgment_id"),
         group_by="t.judgment_id",
     ),
     ChainedTable(
         "edges",
         "CAST(t.id AS TEXT)",
         "t.id, t.src_id, t.dst_id, t.kind, t.reason, t.created_at, t.event_id",
+        _BY_ID.format(col="id"),
         ("event_id",),
     ),
     ChainedTable(
@@ -77,6 +85,7 @@ CHAINED: tuple[ChainedTable, ...] = (
         "t.id, t.judgment_id, t.fingerprint, hex(t.vector), t.model_id, t.reason, t.created_at, "
         "t.event_id, t.lifted_at, t.lift_event_id, "
         + _SCOPE_NAMES.format(link="tombstone_scopes", col="tombstone_id", id="id"),
+        _BY_ID.format(col="id"),
         ("event_id", "lift_event_id"),
     ),
     ChainedTable(
@@ -84,18 +93,22 @@ CHAINED: tuple[ChainedTable, ...] = (
         "CAST(t.id AS TEXT)",
         "t.id, (SELECT name FROM scopes WHERE id = t.scope_id), t.summary, t.state, "
         "t.created_at, t.provenance, t.event_id",
+        _BY_ID.format(col="id"),
         ("event_id",),
     ),
     ChainedTable(
         "receipts",
         "t.command_id",
         "t.command_id, t.principal, t.action, t.payload_hash, t.receipt, t.event_id, t.created_at",
+        "t.command_id IN (SELECT value FROM json_each(?))",
         ("event_id",),
     ),
     ChainedTable(
         "event_texts",
         "t.event_id || ':' || t.field",
         "t.event_id, t.field, t.text, t.erased_at",
+        "(t.event_id, t.field) IN (SELECT CAST(substr(value, 1, instr(value, ':') - 1) AS "
+        "INTEGER), substr(value, instr(value, ':') + 1) FROM json_each(?))",
         ("event_id",),
     ),
 )
@@ -173,21 +186,14 @@ def written_rows(
     """The digests an event records: rows naming it in their event columns, plus ``named``."""
     out: dict[str, dict[str, str]] = {}
     for table in CHAINED:
-        clauses = [f"t.{col} = {int(event_id)}" for col in table.event_columns]
+        digests: dict[str, str] = {}
+        for col in table.event_columns:  # each an indexed lookup
+            digests.update(row_digests(conn, secret, table, f"t.{col} = ?", (event_id,)))
         keys = sorted(named.get(table.name, ()))
-        params: tuple[Any, ...] = ()
         if keys:
-            clauses.append(f"{table.key} IN (SELECT value FROM json_each(?))")
-            params = (_json_list(keys),)
-        if not clauses:
-            continue
-        digests = dict(row_digests(conn, secret, table, " OR ".join(clauses), params))
+            digests.update(row_digests(conn, secret, table, table.lookup, (json.dumps(keys),)))
         for key in keys:
             digests.setdefault(key, "")  # named but gone: recorded as absent
         if digests:
             out[table.name] = digests
     return out
-
-
-def _json_list(items: list[str]) -> str:
-    return json.dumps(items)

@@ -27,6 +27,14 @@ BEGIN
     SELECT RAISE(ABORT, 'event texts only change by being erased');
 END;
 
+-- Each event records the digests of the rows naming it (coverage.CHAINED):
+-- these find them without scanning the tables on every write.
+CREATE INDEX receipts_event ON receipts (event_id);
+CREATE INDEX edges_event ON edges (event_id);
+CREATE INDEX tombstones_event ON tombstones (event_id);
+CREATE INDEX tombstones_lift_event ON tombstones (lift_event_id);
+CREATE INDEX checkpoints_event ON checkpoints (event_id);
+
 -- Seals: mama_seal() is the keyed hash of a row, registered on every store
 -- connection (never stored). The triggers seal each insert and each legitimate
 -- change, so no writer can forget; a change made without them breaks the seal.
