@@ -27,6 +27,10 @@ BEGIN
     SELECT RAISE(ABORT, 'event texts only change by being erased');
 END;
 
+-- Rows purged before this version kept a bare sha256 of their content: drop it
+-- (the old events' copies cannot be changed; they stay, as the chain requires).
+UPDATE judgments SET content_hash = '' WHERE status = 'purged';
+
 -- Each event records the digests of the rows naming it (coverage.CHAINED):
 -- these find them without scanning the tables on every write.
 CREATE INDEX receipts_event ON receipts (event_id);
