@@ -126,6 +126,11 @@ class Engine:
         """``dispatch`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.dispatch, action, payload, session, grant)
 
+    def keyed_hash(self, value: Any) -> str:
+        """The store's keyed hash (HMAC under the store secret) of ``value``: what the
+        log may keep of text that a purge erases."""
+        return self.store.secret.hash(value)
+
     def subscribe(self, callback: Callable[[ChangeSet], None]) -> Callable[[], None]:
         """Call ``callback`` after every commit (on the writer thread; keep it short,
         e.g. post to your own loop). Returns a function that unsubscribes."""
