@@ -87,7 +87,8 @@ def anchor_problems(conn: Connection, secret: StoreSecret, anchor: ChainAnchor) 
     if row is None:
         return [
             f"event {anchor.event_id} is gone: the chain once reached it (its last events "
-            "were cut off)"
+            "were cut off, or an older copy of the store was put back; if you restored one "
+            "yourself, remove the anchor file kept beside the store)"
         ]
     if str(row[0]) != anchor.hash:
         return [f"event {anchor.event_id} is not the one the chain once had (history rewritten)"]
