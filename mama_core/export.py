@@ -24,6 +24,7 @@ EXPORTED_TABLES = (
     "tombstone_scopes",
     "checkpoints",
     "observations",
+    "change_proposals",
 )
 _SKIPPED_COLUMNS = {"tombstones": {"vector"}}
 

@@ -47,6 +47,8 @@ class AgentControl(QtCore.QObject):
     """A Telegram pairing code is on screen (for tests)."""
     paired = Signal(str)
     """A chat paired while the code was on screen: the owner's ``@name``."""
+    unpaired = Signal(str)
+    """The owner unpaired the Telegram chat from the pairing window: its ``@name``."""
 
     def __init__(
         self,
@@ -184,12 +186,21 @@ class AgentControl(QtCore.QObject):
             box.deleteLater()
             return
 
-        def on_paired(owner: PairedOwner) -> None:
-            name = f"@{owner.username}" if owner.username else "your chat"
-            box.setText(f"Paired with {name}. That chat is now your line to MAMA.")
-            self.paired.emit(name)
+        owner = await host.paired_owner()
+        if owner is not None:
+            await self._offer_unpair(host, box, owner)
+            return
 
-        code = await host.new_pair_code()
+        def on_paired(owner: PairedOwner) -> None:
+            box.setText(f"Paired with {_who(owner)}. That chat is now your line to MAMA.")
+            self.paired.emit(_who(owner))
+
+        try:
+            code = await host.new_pair_code()
+        except MamaError as exc:  # paired meanwhile (from another process)
+            box.deleteLater()
+            self._notify("Pairing unavailable", exc.message)
+            return
         box.setText(
             "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
             f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
@@ -202,6 +213,34 @@ class AgentControl(QtCore.QObject):
             gateway.paired_listeners.remove(on_paired)
             box.deleteLater()
         await self.refresh_status()
+
+    async def _offer_unpair(
+        self, host: RuntimeHost, box: QtWidgets.QMessageBox, owner: PairedOwner
+    ) -> None:
+        """While a chat is paired no other can pair: the owner may unpair it here."""
+        name = _who(owner)
+        box.setText(
+            f"Telegram is paired with {name}; only that chat reaches the agent.\n\n"
+            "To pair another chat, unpair this one first: it is told so, and then "
+            "Pair Telegram… gives a new code."
+        )
+        unpair = box.addButton("Unpair", QtWidgets.QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QtWidgets.QMessageBox.StandardButton.Close)
+        try:
+            await self._show_dialog(box)
+            chosen = box.clickedButton() is unpair
+        finally:
+            box.deleteLater()
+        if not chosen:
+            return
+        await host.unpair_telegram()
+        self._notify("Telegram unpaired", f"{name} no longer reaches MAMA and was told so.")
+        self.unpaired.emit(name)
+        await self.refresh_status()
+
+
+def _who(owner: PairedOwner) -> str:
+    return f"@{owner.username}" if owner.username else "your chat"
 
 
 def status_line(status: HostStatus) -> str:

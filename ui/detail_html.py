@@ -66,6 +66,20 @@ def provenance_html(provenance: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _pending_change_html(record: dict[str, Any]) -> list[str]:
+    """A change an agent proposed to this record, waiting for the owner's decision."""
+    change: dict[str, Any] = record.get("pending_change") or {}
+    if not change:
+        return []
+    by: dict[str, Any] = change.get("proposed_by") or {}
+    who = str(by.get("name") or by.get("kind") or "An agent")
+    return [
+        "<p style='background:#fff8c5; padding:6px'><b>Waiting for you:</b> "
+        f"{escape(who)} proposes to {escape(str(change.get('description', '')))}. "
+        "Approve applies it as your own change; Reject leaves this record as it is.</p>"
+    ]
+
+
 def record_html(result: dict[str, Any]) -> str:
     """The detail pane's document for one ``memory.read`` result."""
     record: dict[str, Any] = result.get("record") or {}
@@ -79,6 +93,7 @@ def record_html(result: dict[str, Any]) -> str:
         "h3{margin:4px 0 8px 0} .old{color:#6e7781} ol{margin-top:0}"
         "</style></head><body>",
         f"<h3>{escape(summary)}</h3>",
+        *_pending_change_html(record),
         "<table cellspacing='2'>",
         _row("Memory", f"#{escape(str(record.get('id', '')))}"),
         _row(

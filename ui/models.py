@@ -154,6 +154,60 @@ class JudgmentTableModel(_ColumnsModel):
         return short_time(row.get("recorded_at"))
 
 
+def tombstone_note(entry: dict[str, Any]) -> str:
+    """One tombstone for a tooltip: its id, state, who made it, when and why."""
+    from mama_core.memory.tombstones import describe_actor
+
+    state = "lifted" if entry.get("lifted") else "refuses saving this text again"
+    who = describe_actor(entry.get("created_by") or {})
+    return (
+        f"Tombstone {entry.get('id')} ({state}), made by {who} "
+        f"{short_time(entry.get('created_at'))}: {entry.get('reason', '')}"
+    )
+
+
+class RetiredTableModel(JudgmentTableModel):
+    """Retired judgments, with a column saying which ones a tombstone keeps from
+    coming back (and which tombstones were lifted)."""
+
+    COLUMNS: ClassVar[tuple[str, ...]] = (*JudgmentTableModel.COLUMNS, "Tombstone")
+    TOMBSTONE_COLUMN = len(JudgmentTableModel.COLUMNS)
+
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tombstones: dict[int, list[dict[str, Any]]] = {}
+
+    def set_tombstones(self, by_judgment: dict[int, list[dict[str, Any]]]) -> None:
+        """The tombstones of each judgment (``tombstone.list`` entries, newest first)."""
+        if by_judgment == self._tombstones:
+            return
+        self._tombstones = dict(by_judgment)
+        if self.rowCount():
+            column = self.TOMBSTONE_COLUMN
+            self.dataChanged.emit(self.index(0, column), self.index(self.rowCount() - 1, column))
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if index.isValid() and index.column() == self.TOMBSTONE_COLUMN:
+            row = self.record(index.row())
+            entries = [] if row is None else self._tombstones.get(int(row["id"]), [])
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self._mark(entries)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "\n".join(tombstone_note(e) for e in entries) or None
+            if role not in (ID_ROLE, RECORD_ROLE):
+                return None
+        return super().data(index, role)
+
+    @staticmethod
+    def _mark(entries: list[dict[str, Any]]) -> str:
+        active = [e for e in entries if not e.get("lifted")]
+        if active:
+            return f"blocks resaving (#{active[0]['id']})"
+        if entries:
+            return f"lifted (#{entries[0]['id']})"
+        return ""
+
+
 class AuditLogModel(_ColumnsModel):
     """The event log, newest first; older pages load when the view scrolls down."""
 

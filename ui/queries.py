@@ -34,6 +34,14 @@ def count_by_status(conn: Connection) -> dict[str, int]:
     return {str(status): int(n) for status, n in rows}
 
 
+def pending_change_ids(conn: Connection) -> list[int]:
+    """The records a change proposed by an agent waits on, newest change first."""
+    rows = conn.execute(
+        "SELECT judgment_id FROM change_proposals WHERE state = 'pending' ORDER BY id DESC"
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def scope_names(conn: Connection) -> list[str]:
     """Every scope a judgment has been bound to, sorted."""
     rows = conn.execute(

@@ -2,7 +2,8 @@
 
 Approve, Edit & approve (an owner save that replaces the proposal), Reject
 (a reason, optionally a tombstone), Retire (a reason, optionally "don't let it
-come back") and Purge (a confirmation naming what is erased). Each returns the
+come back"), Purge (a confirmation naming what is erased) and Lift a tombstone
+(a confirmation naming the text it lets back, and why). Each returns the
 catalog's receipt, or None when the owner cancelled its dialog; a refusal
 arrives as the ``MamaError`` the catalog raised.
 """
@@ -28,16 +29,25 @@ VERBS: dict[str, str] = {
     "memory.retire": "Retired",
     "memory.purge": "Erased",
     "memory.save": "Saved and approved",
+    "tombstone.lift": "Lifted the tombstone on",
 }
 
 
 def receipt_line(action: str, receipt: Receipt) -> str:
     """``Approved #12 (active) · event 40``: what the message line says after an action."""
     status = receipt.get("status")
+    extra = ""
+    if receipt.get("observations_purged"):
+        extra += f" · {len(receipt['observations_purged'])} message(s) erased"
+    if receipt.get("backups_removed"):
+        extra += f" · {len(receipt['backups_removed'])} backup(s) deleted"
+    if receipt.get("wal") == "pending":
+        extra += " · the write-ahead log is cleared once another process stops reading"
     return (
         f"{VERBS.get(action, action)} #{receipt.get('judgment_id')}"
         + (f" ({status})" if status else "")
         + f" · event {receipt.get('event_id')}"
+        + extra
     )
 
 
@@ -61,7 +71,7 @@ class ReviewActions:
         return accepted
 
     async def approve(self, record: dict[str, Any]) -> Receipt:
-        return await self._bridge.dispatch("review.approve", {"id": int(record["id"])})
+        return await self._bridge.dispatch("review.approve", _decision(record))
 
     async def edit_and_approve(self, record: dict[str, Any]) -> Receipt | None:
         dialog = EditDialog(self._parent, record)
@@ -70,17 +80,21 @@ class ReviewActions:
         return await self._bridge.dispatch("memory.save", dialog.payload())
 
     async def reject(self, record: dict[str, Any]) -> Receipt | None:
+        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        prompt = f"Reject #{record['id']}: {record.get('summary', '')}"
+        if change:
+            prompt = f"Reject the proposal to {change.get('description', '')}"
         dialog = ReasonDialog(
             self._parent,
             title="Reject a proposal",
-            prompt=f"Reject #{record['id']}: {record.get('summary', '')}",
+            prompt=prompt,
             ok_text="Reject",
-            forbid_text=FORBID_TEXT,
+            forbid_text=None if change else FORBID_TEXT,
         )
         if not await self._ask(dialog):
             return None
         reason, forbid = dialog.values()
-        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
+        payload: dict[str, Any] = {**_decision(record), "reason": reason}
         if forbid:
             payload["forbid_resave"] = True
         return await self._bridge.dispatch("review.reject", payload)
@@ -101,12 +115,44 @@ class ReviewActions:
             payload["forbid_resave"] = True
         return await self._bridge.dispatch("memory.retire", payload)
 
+    async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
+        from ui.models import tombstone_note
+
+        dialog = ReasonDialog(
+            self._parent,
+            title="Lift a tombstone",
+            prompt=(
+                f"Allow #{record['id']} to be saved again: {record.get('summary', '')}\n\n"
+                f"{tombstone_note(tombstone)}"
+            ),
+            ok_text="Lift",
+        )
+        if not await self._ask(dialog):
+            return None
+        reason, _ = dialog.values()
+        payload = {"tombstone_id": int(tombstone["id"]), "reason": reason}
+        return await self._bridge.dispatch("tombstone.lift", payload)
+
     async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
-        dialog = PurgeDialog(self._parent, record, older)
+        found = await self._bridge.dispatch("memory.quotes", {"id": int(record["id"])})
+        dialog = PurgeDialog(self._parent, record, older, list(found["observations"]))
         if not await self._ask(dialog):
             return None
         reason, include_chain = dialog.values()
         payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
         if include_chain:
             payload["include_chain"] = True
+        quoting = dialog.observation_ids()
+        if quoting:
+            payload["observation_ids"] = quoting
         return await self._bridge.dispatch("memory.purge", payload)
+
+
+def _decision(record: dict[str, Any]) -> dict[str, Any]:
+    """The record an approve or reject decides, and the proposed change shown with it
+    (so a change made after the owner looked is not decided unseen)."""
+    payload: dict[str, Any] = {"id": int(record["id"])}
+    change = record.get("pending_change") if record.get("status") != "proposed" else None
+    if change:
+        payload["change_id"] = int(change["id"])
+    return payload

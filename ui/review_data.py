@@ -1,11 +1,13 @@
 """What the review window shows, kept equal to the store: the four lists, the audit
-log and the scope names, loaded once and then patched from change-sets.
+log, the scope names and the tombstones, loaded once and then patched from change-sets.
 
 Change-sets arrive on the UI thread (``EngineBridge.changed``). Several in quick
 succession are gathered for a moment and applied as one batch; batches are
 applied one at a time, in order, so a slow older batch never lands after a
 newer one. The touched records are read back through the catalog
-(``memory.read``) and each list decides whether they belong to it.
+(``memory.read``) and each list decides whether they belong to it. The
+tombstones (``tombstone.list``) are read again after every batch: a lift or a
+tombstone changes no status, so no record id says it happened.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ui.audit_list import AuditList
+from ui.models import RetiredTableModel
 from ui.qt import QtCore, Signal
 from ui.queries import scope_names
 from ui.review_lists import ACTIVE_GUIDANCE, ALL_MEMORIES, PROPOSED, RETIRED, JudgmentList
@@ -26,6 +29,7 @@ TAB_PROPOSED, TAB_GUIDANCE, TAB_ALL, TAB_RETIRED, TAB_AUDIT = range(5)
 CHANGE_COALESCE_MS = 30
 RELOAD_ABOVE = 50
 """A batch touching more records than this reloads the lists instead of patching them."""
+TOMBSTONE_LIMIT = 1000
 
 
 class ReviewData(QtCore.QObject):
@@ -48,8 +52,10 @@ class ReviewData(QtCore.QObject):
             TAB_PROPOSED: JudgmentList(bridge, PROPOSED, self),
             TAB_GUIDANCE: JudgmentList(bridge, ACTIVE_GUIDANCE, self),
             TAB_ALL: JudgmentList(bridge, ALL_MEMORIES, self),
-            TAB_RETIRED: JudgmentList(bridge, RETIRED, self),
+            TAB_RETIRED: JudgmentList(bridge, RETIRED, self, RetiredTableModel),
         }
+        self.tombstones: dict[int, list[dict[str, Any]]] = {}
+        """``tombstone.list`` entries by the judgment they were made from, newest first."""
         self.audit = AuditList(bridge, tasks, self)
         self._pending_ids: set[int] = set()
         self._pending = False
@@ -73,10 +79,30 @@ class ReviewData(QtCore.QObject):
         if first in self.lists:
             await self.audit.reload()
         await self.refresh_scopes()
+        await self.refresh_tombstones()
         self.updated.emit(set())
 
     async def refresh_scopes(self) -> None:
         self.scopes_changed.emit(await self._bridge.read(scope_names))
+
+    async def refresh_tombstones(self) -> None:
+        """Read the tombstones again and mark the retired records they block."""
+        result = await self._bridge.dispatch("tombstone.list", {"limit": TOMBSTONE_LIMIT})
+        by_judgment: dict[int, list[dict[str, Any]]] = {}
+        for entry in result.get("tombstones", []):
+            if entry.get("judgment_id") is not None:
+                by_judgment.setdefault(int(entry["judgment_id"]), []).append(entry)
+        self.tombstones = by_judgment
+        model = self.lists[TAB_RETIRED].model
+        if isinstance(model, RetiredTableModel):
+            model.set_tombstones(by_judgment)
+
+    def active_tombstone(self, judgment_id: int) -> dict[str, Any] | None:
+        """The newest tombstone made from ``judgment_id`` that is not lifted, if any."""
+        for entry in self.tombstones.get(judgment_id, []):
+            if not entry.get("lifted"):
+                return entry
+        return None
 
     # --- change-sets ------------------------------------------------------------
 
@@ -84,7 +110,9 @@ class ReviewData(QtCore.QObject):
         """Note a change-set; it is applied with any others arriving just after it."""
         if self._closed:
             return
-        self._pending_ids.update(changes.added, changes.status_changed, changes.purged)
+        self._pending_ids.update(
+            changes.added, changes.status_changed, changes.purged, changes.touched
+        )
         self._pending = True
         if not self._applying and not self._timer.isActive():
             self._timer.start()
@@ -123,6 +151,7 @@ class ReviewData(QtCore.QObject):
         await self.audit.catch_up()
         if ids:
             await self.refresh_scopes()
+        await self.refresh_tombstones()
 
     async def _read(self, judgment_id: int) -> dict[str, Any] | None:
         from mama_core.memory import NotFoundError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from ui.qt import QtWidgets
+from ui.qt import Qt, QtWidgets
 from ui.review_lists import GUIDANCE_KINDS, KINDS
 
 
@@ -61,7 +61,11 @@ class PurgeDialog(QtWidgets.QDialog):
     """Names exactly what a purge erases, and what stays, before anything happens."""
 
     def __init__(
-        self, parent: QtWidgets.QWidget | None, record: dict[str, Any], older: int
+        self,
+        parent: QtWidgets.QWidget | None,
+        record: dict[str, Any],
+        older: int,
+        quotes: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("MAMA — Erase a memory for good")
@@ -85,6 +89,8 @@ class PurgeDialog(QtWidgets.QDialog):
         self.include_chain.setObjectName("include_chain")
         self.include_chain.setVisible(older > 0)
         layout.addWidget(self.include_chain)
+        self.quotes = QuotesList(quotes or [])
+        layout.addWidget(self.quotes)
         self.reason = QtWidgets.QLineEdit("erased by the owner")
         self.reason.setObjectName("reason")
         layout.addWidget(self.reason)
@@ -102,6 +108,51 @@ class PurgeDialog(QtWidgets.QDialog):
 
     def values(self) -> tuple[str, bool]:
         return self.reason.text().strip(), self.include_chain.isChecked()
+
+    def observation_ids(self) -> list[int]:
+        """The messages quoting it that the owner chose to erase too."""
+        return self.quotes.checked_ids()
+
+
+class QuotesList(QtWidgets.QWidget):
+    """The messages that quote a memory, each checked to be erased with it."""
+
+    def __init__(self, quotes: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.setObjectName("quotes")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.all = QtWidgets.QCheckBox(
+            f"Also erase the {len(quotes)} message{'s' if len(quotes) != 1 else ''} "
+            "that quote it (checked below)"
+        )
+        self.all.setObjectName("with_quotes")
+        self.all.setChecked(True)
+        layout.addWidget(self.all)
+        self.items = QtWidgets.QListWidget()
+        self.items.setObjectName("quote_items")
+        for quote in quotes:
+            flat = " ".join(str(quote.get("text", "")).split())
+            item = QtWidgets.QListWidgetItem(
+                f"#{quote['id']} {quote.get('source', '')}: {flat[:160]}"
+            )
+            item.setData(Qt.ItemDataRole.UserRole, int(quote["id"]))
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.items.addItem(item)
+        self.items.setMaximumHeight(120)
+        layout.addWidget(self.items)
+        self.all.toggled.connect(self.items.setEnabled)
+        self.setVisible(bool(quotes))
+
+    def checked_ids(self) -> list[int]:
+        if not self.all.isChecked():
+            return []
+        return [
+            int(self.items.item(row).data(Qt.ItemDataRole.UserRole))
+            for row in range(self.items.count())
+            if self.items.item(row).checkState() == Qt.CheckState.Checked
+        ]
 
 
 class EditDialog(QtWidgets.QDialog):

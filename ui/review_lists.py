@@ -45,6 +45,8 @@ class ListSpec:
     scopes: tuple[str, ...] | None = None
     query: str = ""
     limit: int = LIST_LIMIT
+    pending_changes: bool = False
+    """Also list records with a change an agent proposed to them (the review queue)."""
 
     def payload(self) -> dict[str, Any]:
         """The ``memory.search`` input for this list."""
@@ -60,8 +62,10 @@ class ListSpec:
         return payload
 
     def admits(self, record: dict[str, Any]) -> bool:
-        """Whether ``record`` belongs in this list by status, kind and scope."""
-        if record.get("status") not in self.statuses:
+        """Whether ``record`` belongs in this list by status (or a change waiting on it),
+        kind and scope."""
+        waiting = self.pending_changes and bool(record.get("pending_change"))
+        if record.get("status") not in self.statuses and not waiting:
             return False
         if self.kinds is not None and record.get("kind") not in self.kinds:
             return False
@@ -83,7 +87,7 @@ class ListSpec:
         return replace(self, query=query, statuses=statuses, kinds=kinds, scopes=scopes)
 
 
-PROPOSED = ListSpec(statuses=("proposed",))
+PROPOSED = ListSpec(statuses=("proposed",), pending_changes=True)
 ACTIVE_GUIDANCE = ListSpec(statuses=("active",), kinds=GUIDANCE_KINDS)
 RETIRED = ListSpec(statuses=RETIRED_STATUSES)
 ALL_MEMORIES = ListSpec(statuses=ALL_STATUSES)
@@ -96,12 +100,16 @@ class JudgmentList(QtCore.QObject):
     """The model changed (a load finished or a change-set was applied)."""
 
     def __init__(
-        self, bridge: EngineBridge, spec: ListSpec, parent: QtCore.QObject | None = None
+        self,
+        bridge: EngineBridge,
+        spec: ListSpec,
+        parent: QtCore.QObject | None = None,
+        model_type: type[JudgmentTableModel] = JudgmentTableModel,
     ) -> None:
         super().__init__(parent)
         self._bridge = bridge
         self.spec = spec
-        self.model = JudgmentTableModel(self)
+        self.model = model_type(self)
         self.truncated = False
         self.loaded_once = False
         self._generation = 0
@@ -115,11 +123,30 @@ class JudgmentList(QtCore.QObject):
         if generation != self._generation:
             return False
         rows = list(result.get("results", []))
+        if self.spec.pending_changes:
+            rows = await self._with_changed_records(rows)
+            if generation != self._generation:
+                return False
         self.truncated = len(rows) >= self.spec.limit
         self.model.set_rows(rows)
         self.loaded_once = True
         self.updated.emit()
         return True
+
+    async def _with_changed_records(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` and, first, the records a change waits on that the spec admits."""
+        from ui.queries import pending_change_ids
+
+        listed = {row.get("id") for row in rows}
+        waiting: list[dict[str, Any]] = []
+        for judgment_id in await self._bridge.read(pending_change_ids):
+            if judgment_id in listed:
+                continue
+            read = await self._bridge.dispatch("memory.read", {"id": judgment_id})
+            record = dict(read.get("record") or {})
+            if record and self.spec.admits(record):
+                waiting.append(record)
+        return [*waiting, *rows]
 
     async def set_spec(self, spec: ListSpec) -> bool:
         self.spec = spec

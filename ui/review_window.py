@@ -1,12 +1,13 @@
 """The review window: the owner's view of the memory, and the main window of the app.
 
 Tabs list the proposals waiting for review, the active guidance, every
-memory (live search with kind, scope and status filters), the retired ones
-and the audit log; the detail pane shows the selected record with its
-provenance, the records it replaced and its events. Approve, Edit & approve,
-Reject, Retire and Purge are owner actions through the catalog
-(``ui.review_actions``); their errors appear in the message line, never as a
-traceback. The lists follow the writer's change-sets (``ui.review_data``).
+memory (live search with kind, scope and status filters), the retired ones,
+the audit log and the kept messages (``ui.messages_panel``); the detail pane
+shows the selected record with its provenance, the records it replaced and
+its events. Approve, Edit & approve, Reject, Retire, Purge and Lift tombstone
+are owner actions through the catalog (``ui.review_actions``); their errors
+appear in the message line, never as a traceback. The lists follow the
+writer's change-sets (``ui.review_data``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
 from ui.detail_html import record_html
+from ui.messages_panel import MessagesPanel
 from ui.models import ID_ROLE
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review_actions import ReviewActions, receipt_line
@@ -42,10 +44,14 @@ __all__ = [
     "TAB_ALL",
     "TAB_AUDIT",
     "TAB_GUIDANCE",
+    "TAB_MESSAGES",
     "TAB_PROPOSED",
     "TAB_RETIRED",
     "ReviewWindow",
 ]
+
+TAB_MESSAGES = TAB_AUDIT + 1
+"""The kept messages (``ui.messages_panel``): not memories, so not in ``views``."""
 
 TAB_TITLES: dict[int, str] = {
     TAB_PROPOSED: "Proposed",
@@ -113,6 +119,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
             view.selectionModel().currentRowChanged.connect(self._current_row_changed)
             self.views[tab] = view
             self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
+        self.messages = MessagesPanel(self._bridge, self._tasks)
+        self.tabs.insertTab(TAB_MESSAGES, self.messages, "Messages")
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.detail = QtWidgets.QTextBrowser()
@@ -128,6 +136,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             ("reject", "&Reject…", self.reject),
             ("retire", "Re&tire…", self.retire),
             ("purge", "&Purge…", self.purge),
+            ("lift", "&Lift tombstone…", self.lift_tombstone),
         ):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"{name}_button")
@@ -137,9 +146,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self.buttons[name] = button
         self.buttons["approve"].setToolTip("Approve the proposal (A)")
         self.buttons["reject"].setToolTip("Reject the proposal with a reason (R)")
+        self.buttons["lift"].setToolTip("Let this text be saved again")
         bar.addStretch(1)
 
-        right = QtWidgets.QWidget()
+        self.right = right = QtWidgets.QWidget()
         right_layout = QtWidgets.QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.detail, 1)
@@ -207,6 +217,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self._tasks.spawn(self._show_detail(current))
         elif current is None:
             self._select_first_if_none(self.tabs.currentIndex())
+        self._update_buttons()  # a lift changes no record, only whether one is blocked
         self.lists_updated.emit()
 
     def search_now(self) -> None:
@@ -248,7 +259,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
     # --- selection and detail -----------------------------------------------------
 
     def current_view(self) -> QtWidgets.QTableView:
-        return self.views[self.tabs.currentIndex()]
+        return self.views.get(self.tabs.currentIndex(), self.messages.view)
 
     def _current_id(self) -> int | None:
         index = self.current_view().currentIndex()
@@ -258,6 +269,9 @@ class ReviewWindow(QtWidgets.QMainWindow):
         return None if value is None else int(value)
 
     def _tab_changed(self, tab: int) -> None:
+        self.right.setVisible(tab != TAB_MESSAGES)  # the Messages tab has its own pane
+        if tab == TAB_MESSAGES:
+            self.messages.refresh()
         self._select_first_if_none(tab)
         self._current_row_changed()
         self._update_list_note()
@@ -300,11 +314,13 @@ class ReviewWindow(QtWidgets.QMainWindow):
     def _update_buttons(self) -> None:
         status = self.current_status()
         idle = not self._busy
-        self.buttons["approve"].setEnabled(idle and status == "proposed")
+        decidable = self._decidable()
+        self.buttons["approve"].setEnabled(idle and decidable)
         self.buttons["edit"].setEnabled(idle and status == "proposed")
-        self.buttons["reject"].setEnabled(idle and status == "proposed")
+        self.buttons["reject"].setEnabled(idle and decidable)
         self.buttons["retire"].setEnabled(idle and status == "active")
         self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
+        self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
 
     def current_record(self) -> dict[str, Any] | None:
         """The record in the detail pane (``memory.read``'s ``record``)."""
@@ -312,6 +328,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
             return None
         record = self._current.get("record")
         return record if isinstance(record, dict) else None
+
+    def current_tombstone(self) -> dict[str, Any] | None:
+        """The unlifted tombstone made from the record in the detail pane, if any."""
+        record = self.current_record()
+        return None if record is None else self.data.active_tombstone(int(record["id"]))
 
     def current_status(self) -> str | None:
         record = self.current_record()
@@ -352,8 +373,13 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     # --- owner actions ----------------------------------------------------------------
 
+    def _decidable(self) -> bool:
+        """A proposal, or a record with a change an agent proposed to it, is shown."""
+        record = self.current_record() or {}
+        return self.current_status() == "proposed" or bool(record.get("pending_change"))
+
     def approve(self) -> None:
-        if self.current_status() == "proposed":
+        if self._decidable():
             record = self._target()
             self._start("review.approve", lambda: self.owner_actions.approve(record))
 
@@ -363,7 +389,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
 
     def reject(self) -> None:
-        if self.current_status() == "proposed":
+        if self._decidable():
             record = self._target()
             self._start("review.reject", lambda: self.owner_actions.reject(record))
 
@@ -377,6 +403,12 @@ class ReviewWindow(QtWidgets.QMainWindow):
             record = self._target()
             older = len((self._current or {}).get("history") or [])
             self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
+
+    def lift_tombstone(self) -> None:
+        tombstone = self.current_tombstone()
+        if tombstone is not None:
+            record = self._target()
+            self._start("tombstone.lift", lambda: self.owner_actions.lift(record, tombstone))
 
     def _target(self) -> dict[str, Any]:
         record = self.current_record()

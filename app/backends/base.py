@@ -15,6 +15,7 @@ from mama_core.errors import MamaError
 
 if TYPE_CHECKING:
     from app.backends.tools import ToolBox, ToolSpec
+    from app.runtime.evidence import Delivered
     from app.runtime.mailbox import InputKind
 
 
@@ -26,6 +27,8 @@ class TurnRequest:
     raw: str
     kind: InputKind
     input_id: int
+    evidence: Delivered | None = None
+    """Set when the owner forwarded or quoted outside content: not the owner's words."""
 
 
 @dataclass(frozen=True)

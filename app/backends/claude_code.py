@@ -31,7 +31,8 @@ from app.backends.bridge_server import BridgeServer
 from app.backends.mcp_bridge import TOKEN_ENV
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.tools import ToolBox, ToolSpec
-from app.runtime.state import get_state, set_state
+from app.backends.transcripts import forget_claude_transcripts
+from app.runtime.state import delete_state, get_state, set_state
 from app.runtime.transaction import RuntimeDb
 
 log = logging.getLogger(__name__)
@@ -147,6 +148,20 @@ class ClaudeCodeBackend:
             self.bridge.toolbox = None
         self._fresh = False
         return reply
+
+    async def forget_session(self) -> list[Path]:
+        """After a purge: end the conversation, never resume it, and delete the
+        transcripts of MAMA's Claude Code conversations. Returns the paths deleted."""
+        await self.close()
+        ids = [self.session_id] if self.session_id else []
+        if self.state is not None:
+            stored = await asyncio.to_thread(get_state, self.state, SESSION_KEY)
+            ids += [stored] if stored else []
+            await asyncio.to_thread(delete_state, self.state, SESSION_KEY)
+        self.session_id, self._fresh = None, True
+        return await asyncio.to_thread(
+            forget_claude_transcripts, self._env(), self.settings.workdir, ids
+        )
 
     # --- the process ----------------------------------------------------
 

@@ -27,8 +27,10 @@ from typing import Any
 from app.backends.base import BackendError, BackendUnavailableError, TurnReply, TurnRequest
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.tools import ToolBox, ToolSpec
-from app.runtime.state import get_state, set_state
+from app.backends.transcripts import forget_codex_transcripts
+from app.runtime.state import delete_state, get_state, set_state
 from app.runtime.transaction import RuntimeDb
+from mama_core.errors import MamaError
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,47 @@ class CodexBackend:
         if self.process is not None:
             await self.process.stop()
             self.process = None
+
+    async def forget_session(self) -> list[Path]:
+        """After a purge: end the thread, never resume it, and delete it — through the
+        app-server's ``thread/delete`` (its history database and rollout) and by
+        removing its rollout files. Returns the paths deleted."""
+        ids = [self.thread_id] if self.thread_id else []
+        if self.state is not None:
+            stored = await asyncio.to_thread(get_state, self.state, THREAD_KEY)
+            ids += [stored] if stored and stored not in ids else []
+        await self._delete_threads(ids)
+        await self.close()
+        if self.state is not None:
+            await asyncio.to_thread(delete_state, self.state, THREAD_KEY)
+        self.thread_id, self._fresh = None, True
+        return await asyncio.to_thread(forget_codex_transcripts, self._env(), ids)
+
+    async def _delete_threads(self, ids: list[str]) -> None:
+        """Ask the app-server (started for it if need be) to delete ``ids``."""
+        if not ids:
+            return
+        try:
+            if self.process is None:
+                self._executable = self._executable or find_executable(
+                    self.settings.executable, "Codex", INSTALL_HINT
+                )
+                self.process = await JsonLineProcess.spawn(
+                    "codex", self._args(), cwd=self.settings.workdir, env=self._env()
+                )
+                await self._request(
+                    "initialize",
+                    {
+                        "clientInfo": {"name": "mama", "title": "MAMA", "version": _our_version()},
+                        "capabilities": {"experimentalApi": True},
+                    },
+                )
+                await self.process.send({"method": "initialized"})
+            async with asyncio.timeout(self.settings.turn_timeout):
+                for thread_id in ids:
+                    await self._request("thread/delete", {"threadId": thread_id})
+        except (RpcError, ProcessEnded, BackendError, MamaError, OSError, TimeoutError) as exc:
+            log.warning("Codex could not delete thread(s) %s: %s", ", ".join(ids), exc)
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         self._toolbox = tools

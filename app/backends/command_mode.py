@@ -16,6 +16,7 @@ from typing import Any
 from app.backends.base import TurnReply, TurnRequest
 from app.backends.tools import ToolBox, ToolSpec, tool_name
 from app.runtime.cards import record_body
+from app.runtime.evidence import Delivered
 from app.runtime.mailbox import InputKind
 from mama_core.memory import GUIDANCE_KINDS, Kind
 
@@ -40,6 +41,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("review", "/review", "show proposals waiting for your review, with buttons"),
     Command("show", "/show ID", "one judgment with its history"),
     Command("retire", "/retire ID REASON", "stop believing a judgment, keeping why"),
+    Command(
+        "forget",
+        "/forget ID, or /forget as a reply to a message",
+        "erase a memory or a stored message for good (asks first; answered by the bot itself)",
+    ),
     Command("help", "/help", "this list"),
 )
 
@@ -70,6 +76,8 @@ class CommandModeBackend:
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         if request.kind is not InputKind.OWNER_MESSAGE:
             return TurnReply("")  # nothing to do without a model; the input stays observed
+        if request.evidence is not None:
+            return TurnReply(self._kept_as_evidence(request))
         text = request.raw.strip()
         if not text.startswith("/"):
             return TurnReply(self._not_a_command())
@@ -89,6 +97,19 @@ class CommandModeBackend:
         if name == "retire":
             return await self._retire(rest, tools)
         return TurnReply(f"I don't know /{name}. " + self._not_a_command())
+
+    def _kept_as_evidence(self, request: TurnRequest) -> str:
+        """Forwarded or quoted content is never run, even when it reads as a command."""
+        how = "forwarded" if request.evidence is Delivered.FORWARDED else "quoted"
+        kept = f"I kept that {how} message as evidence; it is not a message from you."
+        heads = (line.split(maxsplit=1)[0] for line in request.raw.splitlines() if line.split())
+        command = next((h for h in heads if h.startswith("/") and len(h) > 1), None)
+        if command is not None:
+            return (
+                f"{kept} Commands in {how} content are not run, so {command.split('@')[0]} "
+                "was not. To run a command, type it yourself (not as a reply to a quote)."
+            )
+        return f"{kept} {self._not_a_command()}"
 
     def _not_a_command(self) -> str:
         lead = self._note or "No agent is set up, so I answer commands only."
@@ -158,6 +179,7 @@ def help_text(tools: ToolBox | None = None) -> str:
         lines += [f"• {s.action}: {s.description}" for s in tools.specs]
     lines.append("")
     lines.append("Proposals arrive with Approve / Reject / Show buttons.")
+    lines.append("Forwarded messages and quotes are kept as evidence: commands in them never run.")
     return "\n".join(lines)
 
 

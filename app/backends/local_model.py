@@ -136,6 +136,11 @@ class LocalModelBackend:
         grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         return llm, grammar
 
+    async def forget_session(self) -> list[Path]:
+        """After a purge: drop the conversation held in memory (nothing is on disk)."""
+        self._history = []
+        return []
+
     async def close(self) -> None:
         self._llm = None
         self._grammar = None

@@ -83,7 +83,10 @@ class CliContext:
             from mama_core.memory import Engine, EngineConfig
 
             store = self.store()
-            config = EngineConfig(tombstone_threshold=self.settings.tombstone_threshold)
+            # One command, then exit: no need to follow other processes' commits.
+            config = EngineConfig(
+                tombstone_threshold=self.settings.tombstone_threshold, commit_poll_seconds=None
+            )
             engine = Engine(
                 store, self.embedder(), config, FileAnchorKeeper.for_store(self.db_path)
             )

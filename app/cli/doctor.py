@@ -15,6 +15,7 @@ from importlib import metadata
 import click
 
 from app.cli.context import CliContext
+from app.cli.observations import purge_state_line
 from mama_core.recall import count_missing
 from mama_core.store import latest_version
 
@@ -57,6 +58,7 @@ def doctor(obj: CliContext) -> None:
         f"store: {store.path} (schema {store.schema_version} of {latest_version()}, "
         f"{_sqlcipher_versions(store.conn)})"
     )
+    echo(purge_state_line(store.conn))
     embedder = obj.embedder()
     vector = embedder.embed_one(PROBE_SENTENCE)  # the first call loads the model
     start = time.perf_counter()

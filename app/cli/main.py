@@ -16,7 +16,9 @@ from app.cli.context import CliContext
 from app.cli.doctor import doctor
 from app.cli.mcp_commands import hook, mcp
 from app.cli.memory import COMMANDS as MEMORY_COMMANDS
+from app.cli.observations import COMMANDS as FORGET_COMMANDS
 from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
+from app.cli.tombstones import tombstones
 from app.logs import setup_file_logging
 from app.paths import resolve_paths
 from mama_core.errors import MamaError
@@ -51,7 +53,8 @@ def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
 cli.add_command(doctor)
 cli.add_command(mcp)
 cli.add_command(hook)
-for _command in MEMORY_COMMANDS:
+cli.add_command(tombstones)
+for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:
     cli.add_command(_command)

@@ -1,5 +1,5 @@
 """The owner's memory commands: remember, search, show, history, retire,
-approve, reject, purge, verify, export.
+approve, reject, verify, export (purge is in ``app.cli.observations``).
 
 Each is an owner action (actor owner, turn cli) through the engine's catalog,
 so it gets the same validation, receipt and event as any other front end.
@@ -41,7 +41,10 @@ def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, A
 
 def _receipt_line(result: dict[str, Any], verb: str) -> str:
     replay = " (already done earlier; nothing changed)" if result.get("replayed") else ""
-    return f"{verb} #{result.get('judgment_id')}: {result.get('status')}{replay}"
+    change = ""
+    if result.get("change_id") is not None:
+        change = f" (proposed change {result['change_id']})"
+    return f"{verb} #{result.get('judgment_id')}{change}: {result.get('status')}{replay}"
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
@@ -134,7 +137,22 @@ def _record_text(record: dict[str, Any]) -> str:
     lines.append(f"  scopes: {', '.join(record.get('scopes', []))}")
     if record.get("provenance"):
         lines.append(f"  provenance: {json.dumps(record['provenance'], sort_keys=True)}")
+    change = record.get("pending_change")
+    if change:
+        lines.append(_pending_change_text(record["id"], change))
     return "\n".join(lines)
+
+
+def _pending_change_text(judgment_id: int, change: dict[str, Any]) -> str:
+    """Why a record waits for the owner, and the two commands that decide it."""
+    by = change.get("proposed_by") or {}
+    who = by.get("name") or by.get("kind") or "someone"
+    turn = f" ({by['turn']} turn)" if by.get("turn") else ""
+    return (
+        f"  waiting for you: {who}{turn} proposes to {change.get('description', '')}\n"
+        f"    mama approve {judgment_id}   applies it as your own change\n"
+        f"    mama reject {judgment_id} --reason TEXT   leaves #{judgment_id} as it is"
+    )
 
 
 @click.command()
@@ -196,7 +214,8 @@ def retire(
 @json_option
 @click.pass_obj
 def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
-    """Approve a proposed memory: it becomes active guidance."""
+    """Approve a proposed memory (it becomes active), or the change an agent proposed
+    to one of your memories (it is applied as your own change)."""
     result = _owner(obj, "review.approve", {"id": judgment_id})
     _emit(result, as_json, _receipt_line(result, "approved"))
 
@@ -210,38 +229,12 @@ def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
 def reject(
     obj: CliContext, judgment_id: int, reason: str, forbid_resave: bool, as_json: bool
 ) -> None:
-    """Reject a proposed memory, keeping the reason."""
+    """Reject a proposed memory, or the change proposed to one, keeping the reason."""
     payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
     if forbid_resave:
         payload["forbid_resave"] = True
     result = _owner(obj, "review.reject", payload)
     _emit(result, as_json, _receipt_line(result, "rejected"))
-
-
-@click.command()
-@click.argument("judgment_id", type=int)
-@click.option("--reason", default="erased by the owner", show_default=True)
-@click.option("--with-history", is_flag=True, help="Also erase the records it replaced.")
-@click.option("--yes", is_flag=True, help="Confirm: the text is erased for good.")
-@json_option
-@click.pass_obj
-def purge(
-    obj: CliContext, judgment_id: int, reason: str, with_history: bool, yes: bool, as_json: bool
-) -> None:
-    """Erase a memory's text for good (the fact of the erasure stays in the log)."""
-    record = _owner(obj, "memory.read", {"id": judgment_id})["record"]
-    if not yes:
-        if not sys.stdin.isatty():
-            raise ConfirmationRequired(
-                f"Purging #{judgment_id} erases its text for good; add --yes to confirm."
-            )
-        click.echo(_record_text(record), err=True)
-        click.confirm(f"Erase the text of #{judgment_id} for good?", abort=True, err=True)
-    payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
-    if with_history:
-        payload["include_chain"] = True
-    result = _owner(obj, "memory.purge", payload)
-    _emit(result, as_json, f"purged #{judgment_id} (event {result.get('event_id')})")
 
 
 @click.command()
@@ -313,7 +306,6 @@ COMMANDS = [
     retire,
     approve,
     reject,
-    purge,
     verify,
     export,
     reindex,

@@ -1,7 +1,9 @@
-"""The runtime's commands: ``mama daemon``, ``mama telegram pair-code`` and the
-hidden ``mama agent-bridge`` that Claude Code starts as its MCP server."""
+"""The runtime's commands: ``mama daemon``, ``mama telegram pair-code`` / ``unpair``
+and the hidden ``mama agent-bridge`` that Claude Code starts as its MCP server."""
 
 from __future__ import annotations
+
+import json
 
 import click
 
@@ -38,6 +40,66 @@ def pair_code(obj: CliContext) -> None:
     minutes = int(CODE_TTL.total_seconds() // 60)
     click.echo(f"Send this to your MAMA bot in Telegram within {minutes} minutes:")
     click.echo(f"/pair {code}")
+
+
+@telegram.command("unpair")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+@click.pass_obj
+def unpair(obj: CliContext, as_json: bool) -> None:
+    """Unpair the Telegram chat (and tell it so); then a new code can pair another."""
+    from app.runtime.transaction import RuntimeDb
+    from app.telegram.pairing import Pairing
+
+    store = obj.store()
+    db = RuntimeDb(store.reader(), store.path)
+    try:
+        old = Pairing(db).unpair()
+    finally:
+        db.close()
+    notified = _notify_unpaired(old.chat_id) if old is not None else False
+    if as_json:
+        result = {
+            "unpaired": old is not None,
+            "chat_id": old.chat_id if old else None,
+            "username": old.username if old else None,
+            "notified": notified,
+        }
+        click.echo(json.dumps(result, sort_keys=True))
+        return
+    if old is None:
+        click.echo("Telegram was not paired.")
+        return
+    who = f"@{old.username}" if old.username else f"chat {old.chat_id}"
+    told = "told it so" if notified else "could not tell it so (no bot token or Telegram offline)"
+    click.echo(f"Unpaired {who}; {told}. Run `mama telegram pair-code` to pair a chat again.")
+
+
+def _notify_unpaired(chat_id: int) -> bool:
+    """Send the unpaired notice to ``chat_id`` with the configured bot, if there is one."""
+    import asyncio
+
+    from telegram import Bot
+    from telegram.error import TelegramError
+    from telegram.request import HTTPXRequest
+
+    from app.telegram.config import api_url, telegram_token
+    from app.telegram.gateway import notify_unpaired
+
+    token = telegram_token()
+    if token is None:
+        return False
+    url = api_url()
+
+    async def send() -> bool:
+        request = HTTPXRequest(connect_timeout=5.0, read_timeout=10.0)
+        bot = Bot(token, base_url=f"{url}/bot", request=request)
+        try:
+            async with bot:
+                return await notify_unpaired(bot, chat_id)
+        except TelegramError:
+            return False
+
+    return asyncio.run(send())
 
 
 @click.command("agent-bridge", hidden=True)
@@ -81,7 +143,7 @@ def _set_paused(obj: CliContext, paused: bool) -> None:
         db.close()
     state = "paused" if paused else "resumed"
     if runtime_running(obj.paths):
-        click.echo(f"Agent {state}; the running MAMA follows within 30 seconds.")
+        click.echo(f"Agent {state}; the running MAMA follows within a second.")
     else:
         click.echo(f"Agent {state}; MAMA will start that way.")
 

@@ -15,11 +15,16 @@ _TURNS = {
 
 
 def card_text(record: dict[str, Any]) -> str:
-    """A proposal as the owner reviews it (Markdown-ish; the channel formats it)."""
+    """A proposal as the owner reviews it (Markdown-ish; the channel formats it): a
+    proposed judgment, or a change someone proposed to one of the owner's records."""
+    if record.get("status") != "proposed" and record.get("pending_change"):
+        return change_card_text(record)
     provenance: dict[str, Any] = record.get("provenance") or {}
     who = provenance.get("actor_name") or "the agent"
     when = _TURNS.get(str(provenance.get("turn")), "")
     lines = [f"**New proposal #{record.get('id')}** ({record.get('kind')})"]
+    if record.get("status") not in (None, "proposed"):  # decided: say what it is now
+        lines = [f"**#{record.get('id')}** ({record.get('kind')}, {record.get('status')})"]
     if record.get("topic"):
         lines.append(f"Topic: {record['topic']}")
     lines.append(str(record.get("summary", "")))
@@ -31,6 +36,25 @@ def card_text(record: dict[str, Any]) -> str:
     lines.append(
         f"_Proposed by {who} {when}{' in ' + scopes if scopes else ''}._".replace("  ", " ")
     )
+    return "\n".join(lines)
+
+
+def change_card_text(record: dict[str, Any]) -> str:
+    """A proposed change (retire, outcome, link) to the owner's record ``record``."""
+    change: dict[str, Any] = record["pending_change"]
+    by: dict[str, Any] = change.get("proposed_by") or {}
+    who = by.get("name") or "the agent"
+    when = _TURNS.get(str(by.get("turn")), "")
+    lines = [
+        f"**Proposed change to your #{record.get('id')}** ({record.get('kind')})",
+        f"{who} proposes to {change.get('description', '')}",
+        "",
+        "Your record now:",
+        *record_body(record),
+        f"_Proposed {when}. Approve applies it as your own change; Reject leaves it._".replace(
+            "  ", " "
+        ),
+    ]
     return "\n".join(lines)
 
 

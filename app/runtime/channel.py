@@ -14,11 +14,14 @@ from typing import Any, Protocol
 @dataclass(frozen=True)
 class OutgoingMessage:
     """A message for the owner. ``review_id`` asks for Approve / Reject / Show
-    buttons for that proposal; ``reply_to`` is the input's transport metadata."""
+    buttons for that proposal (``review_change_id``: for the change proposed to that
+    record, so a stale card cannot decide a newer change); ``reply_to`` is the
+    input's transport metadata."""
 
     text: str
     review_id: int | None = None
     reply_to: dict[str, Any] = field(default_factory=dict)
+    review_change_id: int | None = None
 
 
 class DeliveryError(Exception):

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from app.runtime.evidence import Delivered, split_evidence
 from app.runtime.mailbox import ClaimedInput, InputKind, Mailbox
 from app.runtime.state import get_state, set_state
 from app.runtime.transaction import RuntimeDb
@@ -52,6 +53,9 @@ def wrap_evidence(text: str, *, source: str, ref: str, author: str) -> str:
 
 def render_input(claimed: ClaimedInput) -> str:
     """The input as the agent sees it."""
+    how = claimed.evidence
+    if claimed.kind is InputKind.OWNER_MESSAGE and how is not None:
+        return _render_delivered(claimed, how)
     if claimed.kind is InputKind.OWNER_MESSAGE:
         return f"[Message from the owner via {claimed.source}, {claimed.observation_ref}]\n" + (
             claimed.text
@@ -65,6 +69,25 @@ def render_input(claimed: ClaimedInput) -> str:
         claimed.text, source=claimed.source, ref=claimed.observation_ref, author=claimed.author
     )
     return f"{label}\n{evidence}"
+
+
+def _render_delivered(claimed: ClaimedInput, how: Delivered) -> str:
+    """Content the owner forwarded or quoted: the owner's own words (if any) as
+    theirs, the outside content wrapped as evidence."""
+    own, content = split_evidence(claimed.text, claimed.meta)
+    verb = "forwarded" if how is Delivered.FORWARDED else "quoted"
+    lines = [
+        f"[The owner {verb} a message via {claimed.source}, {claimed.observation_ref}. "
+        "It is not the owner speaking: this turn is not an owner turn.]"
+    ]
+    if own.strip():
+        lines.append(f"The owner's own words with it:\n{own}")
+    lines.append(
+        wrap_evidence(
+            content, source=claimed.source, ref=claimed.observation_ref, author=claimed.author
+        )
+    )
+    return "\n".join(lines)
 
 
 class ContextBuilder:

@@ -198,6 +198,15 @@ class RuntimeHost:
         runtime = self._need_runtime()
         return await runtime.run_db(Pairing(runtime.db, runtime.clock).new_code)
 
+    async def unpair_telegram(self) -> PairedOwner | None:
+        """Unpair the Telegram chat (the owner's choice in the tray) and tell it so."""
+        if self.gateway is not None:
+            return await self.gateway.unpair()
+        from app.telegram.pairing import Pairing
+
+        runtime = self._need_runtime()
+        return await runtime.run_db(Pairing(runtime.db, runtime.clock).unpair)
+
     async def paired_owner(self) -> PairedOwner | None:
         from app.telegram.pairing import Pairing
 

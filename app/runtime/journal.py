@@ -63,15 +63,16 @@ class DeliveryJournal:
 
     # --- queueing -------------------------------------------------------
 
-    def enqueue_proposal(self, judgment_id: int) -> int | None:
-        """Queue the review card of a new proposal; None if it was queued before."""
+    def enqueue_proposal(self, judgment_id: int, key: str | None = None) -> int | None:
+        """Queue the review card of a new proposal (or, with ``key``, of a change
+        proposed to judgment ``judgment_id``); None if it was queued before."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
             cur = conn.execute(
                 "INSERT INTO deliveries (kind, judgment_id, dedup_key, state, available_at, "
                 "created_at) VALUES ('proposal', ?, ?, 'queued', ?, ?) "
                 "ON CONFLICT (dedup_key) DO NOTHING",
-                (judgment_id, f"proposal:{judgment_id}", now, now),
+                (judgment_id, key or f"proposal:{judgment_id}", now, now),
             )
             return int(cur.lastrowid or 0) if cur.rowcount else None
 
@@ -98,6 +99,13 @@ class DeliveryJournal:
         """The oldest queued delivery if it is due, marked ``sending``; else None."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
+            # A message whose text the owner purged before it went out is never sent.
+            conn.execute(
+                "UPDATE deliveries SET state = 'failed', "
+                "last_error = 'purged by the owner before it was sent' "
+                "WHERE state = 'queued' AND observation_id IN "
+                "(SELECT id FROM observations WHERE purged_at IS NOT NULL)"
+            )
             row = conn.execute(
                 "SELECT d.id, d.kind, coalesce(o.text, ''), d.judgment_id, d.input_id, "
                 "d.parts_sent, d.attempts, coalesce(m.meta, '{}'), d.available_at "

@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.runtime.clock import Clock, SystemClock, stamp, unstamp
+from app.runtime.evidence import EVIDENCE_KEY, Delivered, delivered_as
 from app.runtime.transaction import RuntimeDb
 from mama_core.store.connection import Connection
 
@@ -109,6 +110,11 @@ class ClaimedInput:
     def observation_ref(self) -> str:
         return f"obs:{self.observation_id}"
 
+    @property
+    def evidence(self) -> Delivered | None:
+        """How outside content came with it (forwarded, quoted), or None: the owner's words."""
+        return delivered_as(self.meta)
+
 
 @dataclass(frozen=True)
 class Failure:
@@ -167,6 +173,7 @@ class Mailbox:
         now = stamp(self.clock.now())
         token = secrets.token_hex(8)
         with self.db.write() as conn:
+            _drop_purged(conn, now)
             row = conn.execute(
                 "SELECT id FROM mailbox WHERE state = 'pending' AND available_at <= ? "
                 "ORDER BY priority, available_at, id LIMIT 1",
@@ -278,7 +285,11 @@ class Mailbox:
         return InputState(str(row[0])), int(row[1])
 
     def recent_exchanges(self, limit: int = 5) -> list[tuple[str, str]]:
-        """The last ``limit`` answered owner messages and their replies, oldest first."""
+        """The last ``limit`` answered owner messages and their replies, oldest first.
+
+        Messages that carried forwarded or quoted content are left out: replayed
+        as "the owner said", outside text would pass for the owner's words.
+        """
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT o.text, coalesce(r.text, '') FROM mailbox m "
@@ -286,10 +297,22 @@ class Mailbox:
                 "LEFT JOIN deliveries d ON d.input_id = m.id AND d.kind = 'reply' "
                 "LEFT JOIN observations r ON r.id = d.observation_id AND r.purged_at IS NULL "
                 "WHERE m.kind = 'owner_message' AND m.state = 'done' AND o.purged_at IS NULL "
+                "AND json_extract(m.meta, ?) IS NULL "
                 "ORDER BY m.id DESC LIMIT ?",
-                (limit,),
+                (f"$.{EVIDENCE_KEY}", limit),
             ).fetchall()
         return [(str(text), str(reply)) for text, reply in reversed(rows)]
+
+
+def _drop_purged(conn: Connection, now: str) -> None:
+    """Inputs whose text the owner purged before the agent took them are done, unseen."""
+    conn.execute(
+        "UPDATE mailbox SET state = 'done', finished_at = ?, "
+        "last_error = 'purged by the owner before it was handled' "
+        "WHERE state = 'pending' AND observation_id IN "
+        "(SELECT id FROM observations WHERE purged_at IS NOT NULL)",
+        (now,),
+    )
 
 
 def record_observation(

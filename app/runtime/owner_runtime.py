@@ -1,12 +1,14 @@
 """The owner runtime on one asyncio loop: one agent turn at a time, replies journalled
 and sent, proposals turned into review cards.
 
-Three tasks share the loop: the *worker* claims the next input (owner messages
+Four tasks share the loop: the *worker* claims the next input (owner messages
 first), runs one turn through the backend with a toolbox bound to that turn's
 session facts, and completes the input with its reply in one transaction; the
 *sender* takes the journal to the channel; the *poller* wakes both now and
-then (due retries, proposals made by other processes). SQL runs on one
-dedicated thread, the engine's writes on the engine's writer thread, so the
+then (due retries); the *pause follower* rereads the pause flag whenever another
+connection commits (``mama agent pause``). Commits of other processes arrive as
+the engine's change-sets too, so their proposals become cards at once. SQL runs
+on one dedicated thread, the engine's writes on the engine's writer thread, so the
 loop never blocks on the database.
 """
 
@@ -34,6 +36,7 @@ from app.backends.tools import ToolBox, agent_tools
 from app.runtime.channel import OwnerChannel
 from app.runtime.clock import Clock, SystemClock
 from app.runtime.context import ContextBuilder, ContextSettings
+from app.runtime.forgetting import purge_since_watch, watch_from
 from app.runtime.journal import DeliveryJournal
 from app.runtime.mailbox import (
     ClaimedInput,
@@ -50,6 +53,7 @@ from app.runtime.state import store_pause, stored_pause
 from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, ChangeSet, Engine, Grant, SessionFacts, TurnKind
+from mama_core.memory.ownership import PROPOSABLE_ACTIONS
 from mama_core.store import Store
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,8 @@ class OwnerRuntime:
         self._send = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._unsubscribe: Callable[[], None] | None = None
+        self._unwatch: Callable[[], None] | None = None
+        self._store_changed = asyncio.Event()
         self._backend_started = False
         self._scan_needed = False
         self._sending: asyncio.Task[bool] | None = None
@@ -146,16 +152,25 @@ class OwnerRuntime:
             )
 
         def on_change(changes: ChangeSet) -> None:
-            if changes.added:
+            # A new record may be a proposal; a retire, outcome or link may be a
+            # change proposed to one of the owner's records.
+            if changes.added or changes.action in PROPOSABLE_ACTIONS:
                 loop.call_soon_threadsafe(self._scan_soon)
 
         self._unsubscribe = self.engine.subscribe(on_change)
+
+        def on_store_change() -> None:
+            # Any other connection's commit (``mama agent pause`` included).
+            loop.call_soon_threadsafe(self._store_changed.set)
+
+        self._unwatch = self.engine.watch_store(on_store_change)
         await self._follow_stored_pause()
         await self.run_db(self.feed.scan)
         self._tasks = [
             asyncio.create_task(self._worker(), name="mama-worker"),
             asyncio.create_task(self._sender_loop(), name="mama-sender"),
             asyncio.create_task(self._poller(), name="mama-poller"),
+            asyncio.create_task(self._pause_follower(), name="mama-pause-follower"),
         ]
 
     async def stop(self) -> None:
@@ -174,6 +189,9 @@ class OwnerRuntime:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         with contextlib.suppress(Exception):
             await self.backend.close()
         self._executor.shutdown(wait=True)
@@ -304,6 +322,7 @@ class OwnerRuntime:
         _tell(self.pause_listeners, paused)
 
     async def _turn(self, claimed: ClaimedInput) -> TurnReply:
+        await self._forget_session_after_purge()
         try:
             await self._ensure_backend()
         except BackendUnavailableError as exc:
@@ -312,12 +331,30 @@ class OwnerRuntime:
         tools = ToolBox(self.engine, self.grant, facts, claimed.id)
         fresh = self.backend.wants_session_context
         prompt = await self.run_db(self.context.build, claimed, facts, self.backend.name, fresh)
-        request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id)
+        request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id, claimed.evidence)
         try:
             return await self.backend.run_turn(request, tools)
         except BackendUnavailableError as exc:
             self._backend_started = False
             return await self._unavailable(claimed, exc, facts)
+
+    async def _forget_session_after_purge(self) -> None:
+        """A purge since the conversation began: it may hold the erased text, so end it,
+        delete its transcripts and start afresh (see ``app.runtime.forgetting``)."""
+        head = await self.run_db(purge_since_watch, self.db, self.backend.name)
+        if head is None:
+            return
+        if self._backend_started:
+            await self.backend.close()
+            self._backend_started = False
+        forget = getattr(self.backend, "forget_session", None)
+        removed = await forget() if forget is not None else []
+        log.info(
+            "a purge happened: the %s conversation was ended; %d transcript file(s) deleted",
+            self.backend.name,
+            len(removed),
+        )
+        await self.run_db(watch_from, self.db, self.backend.name, head)
 
     async def _ensure_backend(self) -> None:
         if not self._backend_started:
@@ -334,7 +371,7 @@ class OwnerRuntime:
         if claimed.kind is not InputKind.OWNER_MESSAGE:
             raise BackendError(exc.message)
         fallback = CommandModeBackend(note=exc.message)
-        if claimed.text.strip().startswith("/"):
+        if claimed.text.strip().startswith("/") and claimed.evidence is None:
             owner_facts = self._owner_voice(facts)
             tools = ToolBox(self.engine, self.grant, owner_facts, claimed.id)
             request = TurnRequest(claimed.text, claimed.text, claimed.kind, claimed.id)
@@ -368,18 +405,24 @@ class OwnerRuntime:
         self._send.set()
 
     def facts_for(self, claimed: ClaimedInput) -> SessionFacts:
-        """What the host knows about this turn, for provenance and the owner-turn rule."""
+        """What the host knows about this turn, for provenance and the owner-turn rule.
+
+        Content the owner forwarded or quoted is outside content delivered by the
+        owner: its turn is a source-delta turn (not an owner turn), and the agent,
+        never the owner's voice, is the actor.
+        """
+        forwarded = claimed.evidence is not None
         facts = SessionFacts(
             actor_kind=ActorKind.AGENT,
             actor_name=self.backend.name,
             actor_version=self.backend.version,
-            turn=TURN_OF[claimed.kind],
+            turn=TurnKind.SOURCE_DELTA if forwarded else TURN_OF[claimed.kind],
             source_refs=(claimed.observation_ref, claimed.source_ref),
             backend=self.backend.name,
             message_ref=claimed.source_ref if claimed.kind is InputKind.OWNER_MESSAGE else None,
         )
         speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
-        if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE:
+        if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE and not forwarded:
             return self._owner_voice(facts)
         return facts
 
@@ -457,6 +500,17 @@ class OwnerRuntime:
                 log.warning("periodic check failed: %s", exc.message)
             self._send.set()
             self._work.set()
+
+    async def _pause_follower(self) -> None:
+        """Follow the stored pause flag as soon as another connection commits (the
+        engine's commit feed), not only on the periodic pass."""
+        while True:
+            await self._store_changed.wait()
+            self._store_changed.clear()
+            try:
+                await self._follow_stored_pause()
+            except MamaError as exc:
+                log.warning("reading the pause flag failed: %s", exc.message)
 
     async def _idle(self, event: asyncio.Event, due: datetime | None) -> None:
         """Wait for ``event``, for ``due``, or for the poll interval, whichever is first."""

@@ -104,7 +104,15 @@ class Sender:
             return OutgoingMessage(delivery.text, reply_to=delivery.input_meta)
         assert delivery.judgment_id is not None
         record = await self._read_judgment(delivery.judgment_id)
-        if record is None or record.get("status") != "proposed":
+        waiting = record is not None and (
+            record.get("status") == "proposed" or bool(record.get("pending_change"))
+        )
+        if record is None or not waiting:
             log.info("proposal %s was decided before its card left", delivery.judgment_id)
             return None
-        return OutgoingMessage(card_text(record), review_id=delivery.judgment_id)
+        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        return OutgoingMessage(
+            card_text(record),
+            review_id=delivery.judgment_id,
+            review_change_id=int(change["id"]) if change else None,
+        )

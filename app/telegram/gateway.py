@@ -7,6 +7,14 @@ owner's chat and user are served: their messages become mailbox inputs, their
 button taps owner actions with receipts. Everything else is ignored and
 logged, and never reaches the agent.
 
+Pairing takes a private chat only, and never while an owner is paired; the
+bot answers nobody but the owner, except that an unpaired bot answers a
+well-formed ``/pair CODE`` sent in a private chat (the person setting it up
+needs to know whether the code worked). The owner's message that forwards or
+quotes someone else's words goes to the mailbox as evidence, not as the
+owner's words (``app.telegram.forwarded``); ``/forget`` is handled here
+(``app.telegram.forget``).
+
 The gateway is also the runtime's ``OwnerChannel``: it formats replies as
 Telegram HTML, splits them under 4,096 characters, adds the review buttons to
 proposal cards, and tells the journal whether a failed send may have arrived.
@@ -18,6 +26,7 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
+import functools
 import logging
 import warnings
 from collections.abc import Callable
@@ -26,6 +35,7 @@ from typing import Any
 
 import httpx
 from telegram import (
+    Bot,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     LinkPreviewOptions,
@@ -33,7 +43,7 @@ from telegram import (
     ReplyParameters,
     Update,
 )
-from telegram.constants import ChatAction, ParseMode
+from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -62,10 +72,14 @@ from app.runtime.channel import (
     OutgoingMessage,
 )
 from app.runtime.clock import Clock
+from app.runtime.evidence import evidence_meta, evidence_text
 from app.runtime.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, owner_facts
+from app.telegram.forget import CALLBACK_PREFIX as FORGET_PREFIX
+from app.telegram.forget import ForgetFlow
 from app.telegram.formatting import split_html, to_html, to_plain
-from app.telegram.pairing import PairedOwner, Pairing
+from app.telegram.forwarded import outside_content
+from app.telegram.pairing import PairedOwner, Pairing, PairOutcome, PairResult, looks_like_code
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant, SessionFacts
 
@@ -83,6 +97,7 @@ class TelegramPart:
     plain: str
     review_id: int | None = None
     reply_to_message_id: int | None = None
+    review_change_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +148,7 @@ class TelegramGateway:
             .get_updates_read_timeout(poll_timeout + 10.0)
             .build()
         )
+        self.forget = ForgetFlow(runtime, engine, self.app.bot)
         self.app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
         self.app.add_handler(CallbackQueryHandler(self._on_callback))
         self.app.add_error_handler(self._on_error)
@@ -141,7 +157,7 @@ class TelegramGateway:
 
     async def start(self) -> None:
         """Load the pairing and connect in the background (retrying while offline)."""
-        self._owner = await self.runtime.run_db(self.pairing.owner)
+        await self._current_owner()
         self._task = asyncio.create_task(self._connect(), name="mama-telegram-connect")
 
     async def stop_receiving(self) -> None:
@@ -217,13 +233,28 @@ class TelegramGateway:
             self._ignore(chat.id, None, "no sender")
             return
         text = message.text or message.caption or ""
-        if text.strip().lower().split(" ", 1)[0].split("@", 1)[0] == "/pair":
-            await self._pair(message, chat.id, user.id, user.username or user.full_name, text)
+        command, _sep, argument = text.strip().partition(" ")
+        command = command.lower().split("@", 1)[0]
+        forwarded = message.forward_origin is not None
+        if command == "/pair" and not forwarded:
+            await self._pair(message, chat.type, user.id, user.username or user.full_name, argument)
             return
-        owner = self._owner
+        owner = await self._current_owner()
         if owner is None or chat.id != owner.chat_id or user.id != owner.user_id:
             self._ignore(chat.id, user.id, "not the paired owner")
             return
+        if command == "/forget" and not forwarded and message.external_reply is None:
+            # The owner's own command; as a reply it names the chat's message to forget
+            # (a forwarded one included).
+            await self.forget.ask(message, argument)
+            return
+        outside = outside_content(message, owner.user_id, self.app.bot.id)
+        meta: dict[str, Any] = {"chat_id": chat.id, "message_id": message.message_id}
+        author = user.username or user.full_name
+        if outside is not None:  # someone else's words, delivered by the owner
+            text = evidence_text(outside.own, outside.content)
+            meta |= evidence_meta(outside.how, outside.own)
+            author = outside.origin
         if not text:
             text = "(a message without text)"
         await self.runtime.post(
@@ -232,23 +263,38 @@ class TelegramGateway:
                 "telegram",
                 f"{chat.id}:{message.message_id}",
                 text,
-                author=user.username or user.full_name,
-                meta={"chat_id": chat.id, "message_id": message.message_id},
+                author=author,
+                meta=meta,
             )
         )
 
-    async def _pair(
-        self, message: Message, chat_id: int, user_id: int, username: str, text: str
-    ) -> None:
-        code = text.strip().split(maxsplit=1)[1] if len(text.split()) > 1 else ""
-        paired = await self.runtime.run_db(self.pairing.redeem, code, chat_id, user_id, username)
-        if not paired:
-            self._ignore(chat_id, user_id, "a wrong or expired pairing code")
-            if self._owner is None:  # during set-up, the person pairing needs to know
-                await self._quiet_reply(message, "That pairing code is wrong or has expired.")
-            return
+    async def _current_owner(self) -> PairedOwner | None:
+        """The paired owner as the store says now: ``mama telegram unpair`` in another
+        process takes effect with the next update, without a restart."""
         owner = await self.runtime.run_db(self.pairing.owner)
+        if owner is not None and owner.chat_id < 0:  # a group paired by an older version
+            log.warning("the paired chat %s is a group: not served; unpair it", owner.chat_id)
+            owner = None
         self._owner = owner
+        return owner
+
+    async def _pair(
+        self, message: Message, chat_type: str, user_id: int, username: str, code: str
+    ) -> None:
+        chat_id = message.chat.id
+        private = chat_type == ChatType.PRIVATE
+        result = await self.runtime.run_db(
+            functools.partial(
+                self.pairing.redeem, code.strip(), chat_id, user_id, username, private=private
+            )
+        )
+        if not result.paired:
+            self._ignore(chat_id, user_id, f"pairing refused: {result.outcome.value}")
+            answer = _pair_answer(result, private=private, well_formed=looks_like_code(code))
+            if answer:
+                await self._quiet_reply(message, answer)
+            return
+        owner = await self._current_owner()
         log.info("paired with telegram chat %s user %s", chat_id, user_id)
         if owner is not None:
             for listener in list(self.paired_listeners):
@@ -258,19 +304,40 @@ class TelegramGateway:
         )
         self.runtime.wake_sender()
 
+    async def unpair(self) -> PairedOwner | None:
+        """The owner on the machine unpairs: forget the owner, then tell the old chat."""
+        old = await self.runtime.run_db(self.pairing.unpair)
+        self._owner = None
+        if old is not None and self._initialized:
+            await notify_unpaired(self.app.bot, old.chat_id)
+        return old
+
     async def _on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
         if query is None:
             return
-        owner = self._owner
+        owner = await self._current_owner()
         chat_id = query.message.chat.id if query.message is not None else None
-        if owner is None or query.from_user.id != owner.user_id or chat_id != owner.chat_id:
+        if (
+            owner is None
+            or chat_id is None
+            or query.from_user.id != owner.user_id
+            or chat_id != owner.chat_id
+        ):
             self._ignore(chat_id, query.from_user.id, "a button tap from someone else")
             with contextlib.suppress(TelegramError):
                 await query.answer()
             return
         verb, _, ident = (query.data or "").partition(":")
-        if not ident.isdigit() or verb not in ("approve", "reject", "show"):
+        if verb == FORGET_PREFIX:
+            await self.forget.answer(query, chat_id)
+            return
+        ident, _, change_id = ident.partition(":")  # a card for a proposed change names it
+        if (
+            not ident.isdigit()
+            or verb not in ("approve", "reject", "show")
+            or (change_id and not change_id.isdigit())
+        ):
             await query.answer("I don't know that button.")
             return
         judgment_id = int(ident)
@@ -285,6 +352,8 @@ class TelegramGateway:
             await self._show(judgment_id, facts)
             return
         payload: dict[str, Any] = {"id": judgment_id, "command_id": f"telegram:cb:{query.id}"}
+        if change_id:
+            payload["change_id"] = int(change_id)
         if verb == "reject":
             payload["reason"] = REJECT_REASON
         action = "review.approve" if verb == "approve" else "review.reject"
@@ -354,6 +423,7 @@ class TelegramGateway:
                 chunk,
                 to_plain(chunk),
                 review_id=message.review_id if i == len(chunks) - 1 else None,
+                review_change_id=message.review_change_id if i == len(chunks) - 1 else None,
                 reply_to_message_id=int(reply_to) if (i == 0 and reply_to and same_chat) else None,
             )
             for i, chunk in enumerate(chunks)
@@ -362,6 +432,9 @@ class TelegramGateway:
 
     async def send_part(self, part: Any) -> str:
         assert isinstance(part, TelegramPart)
+        owner = await self._current_owner()
+        if owner is None or owner.chat_id != part.chat_id:  # unpaired since it was split
+            raise DeliveryRetry("the Telegram chat was unpaired; held until a chat is paired")
         try:
             try:
                 sent = await self._send(part, html=True)
@@ -388,11 +461,12 @@ class TelegramGateway:
         markup = None
         if part.review_id is not None:
             jid = part.review_id
+            change = "" if part.review_change_id is None else f":{part.review_change_id}"
             markup = InlineKeyboardMarkup(
                 [
                     [
-                        InlineKeyboardButton("Approve", callback_data=f"approve:{jid}"),
-                        InlineKeyboardButton("Reject", callback_data=f"reject:{jid}"),
+                        InlineKeyboardButton("Approve", callback_data=f"approve:{jid}{change}"),
+                        InlineKeyboardButton("Reject", callback_data=f"reject:{jid}{change}"),
                         InlineKeyboardButton("Show", callback_data=f"show:{jid}"),
                     ]
                 ]
@@ -416,6 +490,38 @@ class TelegramGateway:
         if owner is not None and self._initialized:
             with contextlib.suppress(TelegramError):
                 await self.app.bot.send_chat_action(owner.chat_id, ChatAction.TYPING)
+
+
+UNPAIRED_NOTICE = (
+    "MAMA was unpaired from this chat on the owner's computer. This chat no longer "
+    "reaches MAMA; to pair again, make a new code in the tray or with "
+    "mama telegram pair-code."
+)
+
+
+async def notify_unpaired(bot: Bot, chat_id: int) -> bool:
+    """Tell the old owner's chat that it was unpaired; False if Telegram did not take it."""
+    try:
+        await bot.send_message(chat_id, UNPAIRED_NOTICE)
+    except TelegramError as exc:
+        log.warning("could not tell chat %s that it was unpaired: %s", chat_id, exc)
+        return False
+    return True
+
+
+def _pair_answer(result: PairResult, *, private: bool, well_formed: bool) -> str | None:
+    """What the bot says to a refused ``/pair``: nothing to strangers or groups; a hint
+    to a private chat pairing an unpaired bot with a code of the right shape."""
+    if result.outcome is PairOutcome.ALREADY:
+        return "This chat is already paired with MAMA."
+    if not private or not well_formed:
+        return None
+    if result.outcome is PairOutcome.WRONG:
+        return "That pairing code is wrong or has expired."
+    if result.outcome is PairOutcome.LOCKED and result.locked_until is not None:
+        until = result.locked_until.strftime("%H:%M")
+        return f"Too many wrong codes from this chat. Try again after {until} UTC."
+    return None  # TAKEN: silence, so nobody learns that an owner is paired
 
 
 def _retry_after_seconds(exc: RetryAfter) -> float:

@@ -78,6 +78,9 @@ def _steps(raw: Any) -> tuple[str, ...]:
 
 
 _COLUMNS = "j.id, j.kind, j.topic, j.summary, j.applies_when, j.steps, j.status, j.recorded_at"
+NOT_SOURCE_DERIVED = "j.involvement != 'source_derived'"
+"""Content from outside (a source delta, a schedule) never steers the agent, whatever
+its status: only what the owner stated or approved is rendered as guidance."""
 
 
 def _item(row: Sequence[Any]) -> GuidanceItem:
@@ -102,7 +105,7 @@ def active_guidance(conn: Connection, scopes: Collection[str]) -> list[GuidanceI
     where, params = predicate.sql("j")
     order = " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(KIND_ORDER))
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM judgments AS j WHERE {where} "
+        f"SELECT {_COLUMNS} FROM judgments AS j WHERE {where} AND {NOT_SOURCE_DERIVED} "
         f"ORDER BY CASE j.kind {order} END, j.recorded_at DESC, j.id DESC",
         params,
     ).fetchall()
@@ -123,7 +126,8 @@ def guidance_by_id(
         chunk = wanted[start : start + 500]
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM judgments AS j "
-            f"WHERE j.id IN ({', '.join('?' * len(chunk))}) AND {where}",
+            f"WHERE j.id IN ({', '.join('?' * len(chunk))}) AND {where} "
+            f"AND {NOT_SOURCE_DERIVED}",
             [*chunk, *params],
         ).fetchall()
         out.update({int(r[0]): _item(r) for r in rows})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -45,7 +46,7 @@ class Env:
 def command_for(
     call: Call,
     apply: Callable[[Tx], Applied],
-    after_commit: Callable[[Connection], None] | None = None,
+    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None,
 ) -> Command:
     """The writer command that carries out ``call`` with ``apply``."""
     return Command(

@@ -57,21 +57,25 @@ _SPECS: tuple[ActionSpec, ...] = (
         inputs.RetireInput,
         owner_only=False,
         mutates=True,
-        description="Stop believing a judgment (stale, superseded or contradicted), with a reason.",
+        description="Stop believing a judgment (stale, superseded or contradicted), with a reason. "
+        "On the owner's records this only proposes it; the owner approves or rejects.",
     ),
     ActionSpec(
         "memory.update_outcome",
         inputs.UpdateOutcomeInput,
         owner_only=False,
         mutates=True,
-        description="Record how a judgment turned out; it stays what it was.",
+        description="Record how a judgment turned out; it stays what it was. On the owner's "
+        "records this is proposed to the owner (refused in turns the owner did not start).",
     ),
     ActionSpec(
         "memory.link",
         inputs.LinkInput,
         owner_only=False,
         mutates=True,
-        description="Relate two judgments (refines, contradicts, builds_on, ...).",
+        description="Relate two judgments (refines, contradicts, builds_on, ...). Touching the "
+        "owner's records this is proposed to the owner (refused in turns the owner did not "
+        "start).",
     ),
     ActionSpec(
         "memory.timeline",
@@ -100,21 +104,44 @@ _SPECS: tuple[ActionSpec, ...] = (
         inputs.ApproveInput,
         owner_only=True,
         mutates=True,
-        description="Approve a proposed judgment: it becomes active.",
+        description="Approve a proposed judgment (it becomes active), or apply the change "
+        "proposed to one of the owner's records as the owner's own.",
     ),
     ActionSpec(
         "review.reject",
         inputs.RejectInput,
         owner_only=True,
         mutates=True,
-        description="Reject a proposed judgment, keeping the reason.",
+        description="Reject a proposed judgment, or the change proposed to a record, keeping "
+        "the reason.",
     ),
     ActionSpec(
         "memory.purge",
         inputs.PurgeInput,
         owner_only=True,
         mutates=True,
-        description="Erase the text of a judgment or an observation; the fact of it stays.",
+        description="Erase the text of a judgment and/or observations; the fact of it stays.",
+    ),
+    ActionSpec(
+        "observation.list",
+        inputs.ObservationListInput,
+        owner_only=True,
+        mutates=False,
+        description="List kept observations (messages, replies, items), newest first.",
+    ),
+    ActionSpec(
+        "observation.read",
+        inputs.ObservationReadInput,
+        owner_only=True,
+        mutates=False,
+        description="Read one observation with its text.",
+    ),
+    ActionSpec(
+        "memory.quotes",
+        inputs.QuotesInput,
+        owner_only=True,
+        mutates=False,
+        description="The observations (messages) that quote a judgment, to purge with it.",
     ),
     ActionSpec(
         "memory.tombstone",
@@ -129,6 +156,13 @@ _SPECS: tuple[ActionSpec, ...] = (
         owner_only=True,
         mutates=True,
         description="Lift a tombstone so the text may be saved again.",
+    ),
+    ActionSpec(
+        "tombstone.list",
+        inputs.TombstoneListInput,
+        owner_only=True,
+        mutates=False,
+        description="List tombstones: what each blocks, who made it, whether it was lifted.",
     ),
     ActionSpec(
         "observation.record",

@@ -17,3 +17,6 @@ class EngineConfig:
     """Truncate the WAL after a purge so erased bytes leave it too."""
     vector_dtype: str = "float32"
     """The vector cache's element type: float32, or float16 to halve its memory."""
+    commit_poll_seconds: float | None = 0.25
+    """How often to look for other processes' commits once something subscribes to
+    change-sets (None: follow only this process's, for short-lived commands)."""

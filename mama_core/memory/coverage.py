@@ -104,6 +104,14 @@ CHAINED: tuple[ChainedTable, ...] = (
         ("event_id",),
     ),
     ChainedTable(
+        "change_proposals",
+        "CAST(t.id AS TEXT)",
+        "t.id, t.action, t.judgment_id, t.payload, t.proposed_by, t.state, t.created_at, "
+        "t.event_id, t.resolved_at, t.resolved_event_id",
+        _BY_ID.format(col="id"),
+        ("event_id", "resolved_event_id"),
+    ),
+    ChainedTable(
         "event_texts",
         "t.event_id || ':' || t.field",
         "t.event_id, t.field, t.text, t.erased_at",

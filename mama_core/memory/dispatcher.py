@@ -2,7 +2,8 @@
 
 The order is: the action exists (``unknown_action``), the grant holds it
 (``not_granted``; owner-only verbs also need the owner as actor), the payload
-fits the schema (``invalid_input`` with field paths, never the values), and a
+fits the schema (``invalid_input`` with field paths, never the values), nothing
+only the owner may ask for is asked by anyone else (``ownership.check_call``), and a
 mutation's strings carry no secret shapes (``secret_refused``). A mutation also
 gets its command id and the hash of its canonical payload here.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mama_core.memory import ownership
 from mama_core.memory.calls import Call
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.catalog import ActionSpec, Catalog
@@ -40,6 +42,7 @@ def prepare_call(
     if spec.owner_only and not session.is_owner:
         raise NotGrantedError(f"{action} is the owner's alone.", details={"action": action})
     model = validate(spec, payload)
+    ownership.check_call(spec, model, session)
     if not spec.mutates:
         return Call(spec, model, session, grant)
     data = model.model_dump(mode="json")

@@ -8,6 +8,7 @@ receipt. ``dispatch_async`` does the same from asyncio without blocking the loop
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -21,17 +22,21 @@ from mama_core.memory.anchor import AnchorKeeper, anchor_for
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.changes import ChangeSet
+from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import prepare_call
 from mama_core.memory.errors import EngineError
 from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
+from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
 from mama_core.memory.readers import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import HeadSink, Writer
 from mama_core.recall import Recall, VectorCache
-from mama_core.store import Store
+from mama_core.store import Store, sqlcipher
+
+log = logging.getLogger(__name__)
 
 
 class Engine:
@@ -58,12 +63,18 @@ class Engine:
                 keeper.save(anchor_for(store.secret, store.store_id, head))
 
             on_head = keep
-        self._writer = Writer(store.conn, store.path, store.secret, on_head)
+        self._feed = CommitFeed(store.reader, self.config.commit_poll_seconds)
+        self._writer = Writer(store.conn, store.path, store.secret, self._feed, on_head)
         self._readers = ReaderPool(store, self.config.reader_connections)
         self._env = Env(self.config, embedder.model_id, self._embed, self.recall)
         self._closed = threading.Event()
         self._recall: Recall | None = None
         self._recall_lock = threading.Lock()
+        self.purge_retry = PendingPurgeRetry(self._writer.run)
+        """Finishes a purge whose WAL truncation a reader blocked (here or in another
+        process, or before this process started)."""
+        self._feed.subscribe(self._after_commit)
+        self.purge_retry.start()
 
     def dispatch(
         self,
@@ -132,14 +143,22 @@ class Engine:
         return self.store.secret.hash(value)
 
     def subscribe(self, callback: Callable[[ChangeSet], None]) -> Callable[[], None]:
-        """Call ``callback`` after every commit (on the writer thread; keep it short,
-        e.g. post to your own loop). Returns a function that unsubscribes."""
-        return self._writer.subscribe(callback)
+        """Call ``callback`` after every commit to the store, this process's or another's,
+        once each and in event order (on the writer thread or the commit feed's; keep
+        it short, e.g. post to your own loop, and never wait there for a write).
+        Returns a function that unsubscribes."""
+        return self._feed.subscribe(callback)
+
+    def watch_store(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (on the commit feed's thread) after any commit of another
+        connection, including state the event log does not carry (the pause flag).
+        Returns a function that stops watching."""
+        return self._feed.watch(callback)
 
     def recall(self) -> Recall:
         """Hybrid recall over this store, made on first use: the vector cache is
         loaded from the ``embeddings`` table once, then kept current from the
-        writer's change-sets."""
+        change-sets of every commit (other processes' included)."""
         with self._recall_lock:
             if self._recall is None:
                 cache = VectorCache(
@@ -147,11 +166,23 @@ class Engine:
                 )
                 # Subscribe before loading, so no commit falls between the two;
                 # applying a change-set the load already saw is harmless.
-                self._writer.subscribe(lambda changes: self._refresh_cache(cache, changes))
+                self._feed.subscribe(lambda changes: self._refresh_cache(cache, changes))
                 with self._readers.borrow() as conn:
                     cache.reload(conn)
                 self._recall = Recall(self.store.reader, self.embedder, cache)
             return self._recall
+
+    def _settle_pending_purge(self) -> None:
+        """A last try before closing, so a short-lived process (a CLI command) finishes a
+        pending purge when the store is free."""
+        try:
+            self._writer.run(settle_if_pending).result()
+        except (MamaError, sqlcipher.Error, OSError):
+            log.exception("finishing a pending purge failed")
+
+    def _after_commit(self, changes: ChangeSet) -> None:
+        if changes.action == "memory.purge":
+            self.purge_retry.poke()
 
     def _refresh_cache(self, cache: VectorCache, changes: ChangeSet) -> None:
         with self._readers.borrow() as conn:
@@ -167,7 +198,10 @@ class Engine:
         if self._closed.is_set():
             return
         self._closed.set()
+        self.purge_retry.stop()
+        self._settle_pending_purge()
         self._writer.close()
+        self._feed.close()
         if self._recall is not None:
             self._recall.close()
         self._readers.close()

@@ -207,35 +207,82 @@ class CheckpointListInput(ActionInput):
     limit: int = Field(10, ge=1, le=200)
 
 
+ChangeId = Annotated[
+    int,
+    Field(ge=1, description="Only this proposed change (as shown on its review card)."),
+]
+
+
 class ApproveInput(MutationInput):
-    """review.approve (owner): make a proposal active."""
+    """review.approve (owner): make a proposal active, or apply the change proposed to it."""
 
     id: RecordId
+    change_id: ChangeId | None = None
 
 
 class RejectInput(MutationInput):
-    """review.reject (owner): decline a proposal, keeping the reason."""
+    """review.reject (owner): decline a proposal (or the change proposed to it)."""
 
     id: RecordId
     reason: Reason
     forbid_resave: bool = Field(False, description="Refuse saving it again (a tombstone).")
+    change_id: ChangeId | None = None
+
+
+ObservationId = Annotated[int, Field(ge=1, description="An observation (message) id.")]
 
 
 class PurgeInput(MutationInput):
-    """memory.purge (owner): erase the text of a judgment or an observation."""
+    """memory.purge (owner): erase the text of a judgment and/or of observations.
+
+    With ``id`` and ``observation_ids`` together (e.g. the messages that quote
+    the judgment, see ``memory.quotes``), all are erased in one transaction.
+    """
 
     id: RecordId | None = None
-    observation_id: Annotated[int, Field(ge=1)] | None = None
+    observation_id: ObservationId | None = None
+    observation_ids: list[ObservationId] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Observations (messages) whose text to erase too.",
+    )
     include_chain: bool = Field(False, description="Also purge the judgments it replaced.")
     reason: Reason
 
     @model_validator(mode="after")
     def _one_target(self) -> PurgeInput:
-        if (self.id is None) == (self.observation_id is None):
-            raise ValueError("give exactly one of id or observation_id")
-        if self.observation_id is not None and self.include_chain:
+        if self.id is None and self.observation_id is None and not self.observation_ids:
+            raise ValueError("give id, observation_id or observation_ids")
+        if self.id is None and self.include_chain:
             raise ValueError("include_chain applies to judgments only")
         return self
+
+    def all_observation_ids(self) -> list[int]:
+        """Every observation to erase, once each, in the order given."""
+        given = [] if self.observation_id is None else [self.observation_id]
+        return list(dict.fromkeys([*given, *self.observation_ids]))
+
+
+class ObservationListInput(ActionInput):
+    """observation.list (owner): the newest observations (messages) first."""
+
+    limit: int = Field(50, ge=1, le=500)
+    before_id: ObservationId | None = Field(None, description="Only ids below this (paging).")
+    source: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    include_purged: bool = False
+
+
+class ObservationReadInput(ActionInput):
+    """observation.read (owner): one observation with its text."""
+
+    id: ObservationId
+
+
+class QuotesInput(ActionInput):
+    """memory.quotes (owner): the observations (messages) that quote a judgment."""
+
+    id: RecordId
+    include_chain: bool = Field(False, description="Also the judgments it replaced.")
 
 
 class TombstoneInput(MutationInput):
@@ -250,6 +297,14 @@ class LiftInput(MutationInput):
 
     tombstone_id: Annotated[int, Field(ge=1)]
     reason: Reason
+
+
+class TombstoneListInput(ActionInput):
+    """tombstone.list (owner): every tombstone, what it blocks and who made it."""
+
+    include_lifted: bool = Field(True, description="Also list lifted tombstones.")
+    judgment_id: RecordId | None = Field(None, description="Only tombstones made from it.")
+    limit: int = Field(200, ge=1, le=1000)
 
 
 class ObservationInput(MutationInput):

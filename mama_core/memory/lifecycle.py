@@ -1,12 +1,10 @@
-"""Status changes shared by several actions: superseding a predecessor, and the
-owner-turn rule that guards the owner's records."""
+"""Status changes shared by several actions: superseding a predecessor and
+checking a record's status (who may change it is ``ownership``'s rule)."""
 
 from __future__ import annotations
 
-from mama_core.memory.errors import InvalidTransitionError, OwnerTurnRequiredError
-from mama_core.memory.provenance import is_owner_record
+from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.records import Judgment
-from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Tx
 
 FROM_SAVE = "e.event_id = (SELECT min(ev.id) FROM events ev WHERE ev.judgment_id = e.src_id)"
@@ -36,18 +34,4 @@ def require_status(judgment: Judgment, allowed: tuple[str, ...], doing: str) -> 
             f"Judgment {judgment.id} is {judgment.status}; {doing} needs it "
             f"{' or '.join(allowed)}.",
             details={"id": judgment.id, "status": judgment.status},
-        )
-
-
-def require_owner_turn(session: SessionFacts, targets: list[Judgment], doing: str) -> None:
-    """The owner-turn rule: in a source-delta or scheduled turn, guidance and the
-    owner's records cannot be retired or replaced."""
-    if session.is_owner_turn:
-        return
-    protected = [t.id for t in targets if is_owner_record(t.kind, t.involvement)]
-    if protected:
-        raise OwnerTurnRequiredError(
-            f"{doing.capitalize()} guidance or the owner's records needs the owner's turn; "
-            f"this {session.turn.value} turn may only propose.",
-            details={"ids": protected, "turn": session.turn.value},
         )

@@ -1,10 +1,12 @@
 """memory.update_outcome and memory.link: amendments that are events and edges,
-never new active judgments, so recall cannot return an audit record as a belief."""
+never new active judgments, so recall cannot return an audit record as a belief.
+On the owner's records, anyone but the owner only proposes them (``ownership``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory import ownership, proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
@@ -24,6 +26,8 @@ def update_outcome_command(call: Call, env: Env) -> Command:
                 f"Judgment {target.id} was purged.", details={"id": target.id, "status": "purged"}
             )
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
+        if ownership.decide(tx.session, call.spec.name, [target]) is ownership.Decision.PROPOSE:
+            return proposed_changes.propose(tx, call.spec.name, target, inp)
         tx.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (inp.outcome, target.id))
         tx.touch(target.id)
         payload: dict[str, Any] = {"outcome_hash": tx.keyed_hash(inp.outcome)}
@@ -41,6 +45,9 @@ def link_command(call: Call, env: Env) -> Command:
     def apply(tx: Tx) -> Applied:
         src = load_visible(tx.conn, inp.src, tx.grant)
         dst = load_visible(tx.conn, inp.dst, tx.grant)
+        if ownership.decide(tx.session, call.spec.name, [src, dst]) is ownership.Decision.PROPOSE:
+            owners = ownership.protected([dst, src])
+            return proposed_changes.propose(tx, call.spec.name, owners[0], inp)
         cursor = tx.conn.execute(
             "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
             "VALUES (?, ?, ?, ?, ?, ?)",

@@ -7,10 +7,9 @@ payload; the initial review status follows from the same facts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from mama_core.memory.model import GUIDANCE_KINDS, OWNER_INVOLVEMENTS, Involvement, Kind, Status
+from mama_core.memory.model import GUIDANCE_KINDS, Involvement, Kind, Status
 from mama_core.memory.session import SessionFacts
 
 
@@ -31,12 +30,12 @@ def involvement_of(session: SessionFacts) -> Involvement:
     """How the owner was involved in a save made in ``session``.
 
     A turn driven by outside content or a timer is source-derived whoever acts
-    in it; otherwise the owner's own saves are owner-stated and everyone
-    else's are agent-inferred.
+    in it; otherwise the owner's own saves in an owner turn are owner-stated and
+    everyone else's (a coding agent over MCP included) are agent-inferred.
     """
-    if not session.is_owner_turn:
+    if session.is_source_turn:
         return Involvement.SOURCE_DERIVED
-    if session.is_owner:
+    if session.acts_as_owner:
         return Involvement.OWNER_STATED
     return Involvement.AGENT_INFERRED
 
@@ -44,18 +43,8 @@ def involvement_of(session: SessionFacts) -> Involvement:
 def initial_status(session: SessionFacts, kind: Kind, replaces_owner_record: bool) -> Status:
     """Where a new record lands: guidance (or a revision of the owner's record) by anyone
     but the owner in an owner turn lands ``proposed``; everything else ``active``."""
-    if session.is_owner and session.is_owner_turn:
+    if session.acts_as_owner:
         return Status.ACTIVE
     if kind in GUIDANCE_KINDS or replaces_owner_record:
         return Status.PROPOSED
     return Status.ACTIVE
-
-
-def is_owner_record(kind: str, involvement: str) -> bool:
-    """Guidance, or anything the owner stated or approved: protected by the owner-turn rule."""
-    return Kind(kind) in GUIDANCE_KINDS or Involvement(involvement) in OWNER_INVOLVEMENTS
-
-
-def any_owner_record(rows: Iterable[tuple[str, str]]) -> bool:
-    """Whether any (kind, involvement) pair is protected by the owner-turn rule."""
-    return any(is_owner_record(k, i) for k, i in rows)

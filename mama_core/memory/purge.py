@@ -1,31 +1,30 @@
 """memory.purge: the owner erases the text of a judgment (and optionally the ones it
-replaced) or of an observation.
+replaced) and/or of observations (e.g. the messages that quote it), in one transaction.
 
 The row stays with its status ``purged`` and empty text; the FTS triggers drop
 its tokens (secure-delete), its vectors are deleted, tombstones made from it
 keep their fingerprint but lose their vector, the reasons given about it
 (retire, reject, link, outcome, tombstone) are erased too, and the event keeps
 only the keyed hash (HMAC under the store secret) of what was erased, who, when
-and why. After the commit the WAL is checkpointed and truncated so the old
-pages leave it too.
+and why. After the commit the store's backups are deleted and the WAL is
+truncated (``purge_pending``), retried until no reader blocks it.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
+from mama_core.memory import proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
-from mama_core.memory.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.lifecycle import require_status
+from mama_core.memory.observation_erasure import erase_observations
+from mama_core.memory.purge_pending import mark_pending, settle
 from mama_core.memory.records import Judgment, load_visible
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store.connection import Connection
-
-log = logging.getLogger(__name__)
 
 NOT_PURGED = ("proposed", "active", "superseded", "stale", "contradicted", "rejected")
 
@@ -33,27 +32,37 @@ NOT_PURGED = ("proposed", "active", "superseded", "stale", "contradicted", "reje
 def purge_command(call: Call, env: Env) -> Command:
     inp = call.input
     assert isinstance(inp, PurgeInput)
+    wal_and_backups = env.config.checkpoint_wal_after_purge
 
     def apply(tx: Tx) -> Applied:
-        if inp.observation_id is not None:
-            return _purge_observation(tx, inp.observation_id, inp.reason)
-        assert inp.id is not None
-        target = load_visible(tx.conn, inp.id, tx.grant)
-        require_status(target, NOT_PURGED, "purging it")
-        chain = [target]
-        if inp.include_chain:
-            chain += [
-                load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)
-            ]
-        erased = [
-            {"id": j.id, "hmac": erase_judgment(tx, j)} for j in chain if j.status != "purged"
-        ]
-        erase_reasons(tx, [e["id"] for e in erased])
-        payload = {"reason": inp.reason, "erased": erased, "include_chain": inp.include_chain}
-        return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
+        applied = _purge_judgment(tx, inp) if inp.id is not None else None
+        observations = erase_observations(tx, inp.all_observation_ids())
+        if wal_and_backups:
+            mark_pending(tx.conn, tx.event_id, tx.at)
+        receipt: dict[str, Any] = {"observations_purged": [o["id"] for o in observations]}
+        if applied is None:
+            if len(observations) == 1:
+                receipt["observation_id"] = observations[0]["id"]
+            return Applied(None, {"reason": inp.reason, "observations": observations}, receipt)
+        payload = {**applied.payload}
+        if observations:
+            payload["observations"] = observations
+        return Applied(applied.judgment_id, payload, {**applied.receipt, **receipt})
 
-    after = wal_truncate if env.config.checkpoint_wal_after_purge else None
-    return command_for(call, apply, after_commit=after)
+    return command_for(call, apply, after_commit=settle if wal_and_backups else None)
+
+
+def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
+    assert inp.id is not None
+    target = load_visible(tx.conn, inp.id, tx.grant)
+    require_status(target, NOT_PURGED, "purging it")
+    chain = [target]
+    if inp.include_chain:
+        chain += [load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)]
+    erased = [{"id": j.id, "hmac": erase_judgment(tx, j)} for j in chain if j.status != "purged"]
+    erase_reasons(tx, [e["id"] for e in erased])
+    payload = {"reason": inp.reason, "erased": erased, "include_chain": inp.include_chain}
+    return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
 
 
 def erased_text(j: Judgment) -> dict[str, Any]:
@@ -85,6 +94,7 @@ def erase_judgment(tx: Tx, j: Judgment) -> str:
     )
     tx.conn.execute("DELETE FROM embeddings WHERE judgment_id = ?", (j.id,))
     tx.conn.execute("UPDATE tombstones SET vector = NULL WHERE judgment_id = ?", (j.id,))
+    proposed_changes.erase_for(tx, j.id)
     return digest
 
 
@@ -141,33 +151,3 @@ def predecessors(conn: Connection, judgment_id: int) -> list[int]:
         (judgment_id, judgment_id),
     ).fetchall()
     return [int(r[0]) for r in rows]
-
-
-def _purge_observation(tx: Tx, observation_id: int, reason: str) -> Applied:
-    row = tx.conn.execute(
-        "SELECT source, external_id, author, text, purged_at FROM observations WHERE id = ?",
-        (observation_id,),
-    ).fetchone()
-    if row is None:
-        raise NotFoundError(
-            f"No observation {observation_id}.", details={"observation_id": observation_id}
-        )
-    if row[4] is not None:
-        raise InvalidTransitionError(
-            f"Observation {observation_id} was already purged.",
-            details={"observation_id": observation_id},
-        )
-    digest = erased_digest(tx, {"author": row[2], "text": row[3]})
-    tx.conn.execute(
-        "UPDATE observations SET text = '', author = '', purged_at = ? WHERE id = ?",
-        (tx.at, observation_id),
-    )
-    payload = {"reason": reason, "observation_id": observation_id, "erased_hmac": digest}
-    return Applied(None, payload, {"observation_id": observation_id})
-
-
-def wal_truncate(conn: Connection) -> None:
-    """Checkpoint the WAL into the database and truncate it to zero bytes."""
-    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    if busy:
-        log.warning("the WAL could not be truncated after a purge: a reader held it")

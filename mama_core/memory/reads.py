@@ -1,5 +1,6 @@
-"""memory.read: one judgment with provenance, outcome, its replaced predecessors
-(labelled, under the same scope predicate) and the events that touched it."""
+"""memory.read: one judgment with provenance, outcome, a change waiting for the
+owner's review, its replaced predecessors (labelled, under the same scope
+predicate) and the events that touched it (redacted to the caller's scopes)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any
 
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.errors import NotFoundError
-from mama_core.memory.events import EVENT_COLUMNS, event_from_row, public_events
+from mama_core.memory.event_view import visible_events
+from mama_core.memory.events import EVENT_COLUMNS, event_from_row
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
+from mama_core.memory.proposed_changes import pending_for
 from mama_core.memory.records import Judgment, full_dict, load_visible, summary_dict
 from mama_core.memory.scopes import scope_filter, scopes_of
 from mama_core.store.connection import Connection
@@ -27,10 +30,14 @@ def read(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
         conn, judgment.superseded_by, call.grant
     ):
         record["superseded_by"] = None
+    change = pending_for(conn, judgment.id)
+    record["pending_change"] = (
+        None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
+    )
     return {
         "record": record,
         "history": history(conn, judgment, call.grant),
-        "events": events_touching(conn, judgment.id),
+        "events": events_touching(conn, judgment.id, call.grant),
     }
 
 
@@ -68,10 +75,10 @@ def history(conn: Connection, judgment: Judgment, grant: Grant) -> list[dict[str
 
 
 def events_touching(
-    conn: Connection, judgment_id: int, until: str | None = None
+    conn: Connection, judgment_id: int, grant: Grant, until: str | None = None
 ) -> list[dict[str, Any]]:
     """The events that created or changed a judgment (ids, reasons while they exist; no
-    text of a judgment)."""
+    text of a judgment), as ``grant`` may see them (``event_view``: nothing from foreign scopes)."""
     bound = "" if until is None else "AND e.at <= ?"
     rows = conn.execute(
         f"SELECT {', '.join('e.' + c.strip() for c in EVENT_COLUMNS.split(','))} FROM events e "
@@ -79,7 +86,7 @@ def events_touching(
         f"WHERE value = ?)) {bound} ORDER BY e.id",
         (judgment_id, judgment_id, *(() if until is None else (until,))),
     ).fetchall()
-    return public_events(conn, [event_from_row(r)[0] for r in rows])
+    return visible_events(conn, [event_from_row(r)[0] for r in rows], grant)
 
 
 def _visible(conn: Connection, judgment_id: int, grant: Grant) -> bool:

@@ -2,17 +2,19 @@
 
 Superseded needs the successor (``by``); its world validity closes at the
 successor's ``valid_from``. Stale closes it now; contradicted leaves it (it
-never held). ``forbid_resave`` also leaves a tombstone.
+never held). ``forbid_resave`` also leaves a tombstone (the owner's alone). Anyone
+but the owner retiring the owner's record only proposes it (``ownership``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory import ownership, proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
-from mama_core.memory.lifecycle import require_owner_turn, require_status, supersede
+from mama_core.memory.lifecycle import require_status, supersede
 from mama_core.memory.model import RetireStatus
 from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable, scopes_of
@@ -28,19 +30,20 @@ def retire_command(call: Call, env: Env) -> Command:
         target = load_visible(tx.conn, inp.id, tx.grant)
         require_status(target, ("active",), "retiring it")
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
-        require_owner_turn(tx.session, [target], "retiring")
+        successor = None if inp.by is None else load_visible(tx.conn, inp.by, tx.grant)
+        if successor is not None and successor.status in ("purged", "rejected"):
+            raise InvalidTransitionError(
+                f"Judgment {successor.id} is {successor.status} and cannot replace another.",
+                details={"id": successor.id, "status": successor.status},
+            )
+        involved = [target] if successor is None else [target, successor]
+        if ownership.decide(tx.session, call.spec.name, involved) is ownership.Decision.PROPOSE:
+            return proposed_changes.propose(tx, call.spec.name, target, inp)
         payload: dict[str, Any] = {
             "reason_hmac": tx.record_text("reason", inp.reason),
             "status": inp.status.value,
         }
-        successor = None
-        if inp.by is not None:
-            successor = load_visible(tx.conn, inp.by, tx.grant)
-            if successor.status in ("purged", "rejected"):
-                raise InvalidTransitionError(
-                    f"Judgment {successor.id} is {successor.status} and cannot replace another.",
-                    details={"id": successor.id, "status": successor.status},
-                )
+        if successor is not None:
             edge = "supersedes" if inp.status is RetireStatus.SUPERSEDED else "contradicts"
             tx.conn.execute(
                 "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "

@@ -3,18 +3,24 @@
 Approving makes it active and owner-approved, and only now do the supersessions
 it proposed take effect: an agent's revision never retires the owner's rule
 before the owner agrees. Rejecting keeps the reason and may leave a tombstone.
+A change proposed to one of the owner's records (``proposed_changes``) is
+approved or rejected with the same verbs and the record's id.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory import proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory.inputs import ApproveInput, RejectInput
 from mama_core.memory.lifecycle import FROM_SAVE, require_status, supersede
+from mama_core.memory.proposed_changes import ChangeProposal
 from mama_core.memory.records import Judgment, load_visible, select_columns
 from mama_core.memory.tombstones import create_tombstone
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.store.connection import Connection
 
 
 def approve_command(call: Call, env: Env) -> Command:
@@ -23,6 +29,9 @@ def approve_command(call: Call, env: Env) -> Command:
 
     def apply(tx: Tx) -> Applied:
         proposal = load_visible(tx.conn, inp.id, tx.grant)
+        change = _waiting_change(tx.conn, proposal, inp.change_id)
+        if change is not None:
+            return proposed_changes.approve(tx, change, env)
         require_status(proposal, ("proposed",), "approving it")
         tx.change_status(proposal.id, "proposed", "active", involvement="owner_approved")
         superseded: list[int] = []
@@ -41,6 +50,15 @@ def reject_command(call: Call, env: Env) -> Command:
 
     def apply(tx: Tx) -> Applied:
         proposal = load_visible(tx.conn, inp.id, tx.grant)
+        change = _waiting_change(tx.conn, proposal, inp.change_id)
+        if change is not None:
+            if inp.forbid_resave:
+                raise InvalidInputError(
+                    "forbid_resave does not apply to a proposed change: rejecting it "
+                    f"leaves judgment {proposal.id} as it is.",
+                    details={"errors": [], "fields": ["forbid_resave"]},
+                )
+            return proposed_changes.reject(tx, change, inp.reason)
         require_status(proposal, ("proposed",), "rejecting it")
         tx.change_status(proposal.id, "proposed", "rejected")
         payload: dict[str, Any] = {"reason_hmac": tx.record_text("reason", inp.reason)}
@@ -51,6 +69,20 @@ def reject_command(call: Call, env: Env) -> Command:
         return Applied(proposal.id, payload, receipt)
 
     return command_for(call, apply)
+
+
+def _waiting_change(
+    conn: Connection, judgment: Judgment, change_id: int | None
+) -> ChangeProposal | None:
+    """The change proposed to ``judgment`` that the owner is deciding, if any; with
+    ``change_id``, exactly that one (a stale review card must not decide a newer change)."""
+    change = proposed_changes.pending_for(conn, judgment.id)
+    if change_id is not None and (change is None or change.id != change_id):
+        raise InvalidTransitionError(
+            f"Proposed change {change_id} to judgment {judgment.id} is no longer waiting.",
+            details={"id": judgment.id, "change_id": change_id},
+        )
+    return change
 
 
 def _proposed_predecessors(tx: Tx, proposal_id: int) -> list[Judgment]:

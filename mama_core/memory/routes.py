@@ -9,15 +9,18 @@ from typing import Any
 from mama_core.memory import (
     checkpoints,
     hybrid_search,
+    observation_reads,
     observations,
     outcomes,
     plain_search,
     purge,
+    quotes,
     reads,
     retiring,
     review,
     saving,
     timeline,
+    tombstone_list,
     tombstones,
 )
 from mama_core.memory.calls import Call, Env
@@ -53,4 +56,8 @@ READS: dict[str, ReadHandler] = {
     "memory.read": reads.read,
     "memory.timeline": timeline.timeline,
     "checkpoint.list": checkpoints.checkpoint_list,
+    "tombstone.list": tombstone_list.list_tombstones,
+    "observation.list": observation_reads.observation_list,
+    "observation.read": observation_reads.observation_read,
+    "memory.quotes": quotes.quotes,
 }

@@ -1,9 +1,10 @@
 """memory.save: a new judgment, possibly revising others through ``replaces``.
 
 The vector is computed before the transaction; inside it the targets are
-checked (visible, writable, owner-turn rule), the tombstones consulted, and the
+checked (visible, writable, whose they are), the tombstones consulted, and the
 row, its scopes, vector and ``supersedes`` edges written. A proposal's
-supersessions wait for the owner's approval.
+supersessions wait for the owner's approval: anyone but the owner replacing the
+owner's record only proposes the replacement (``ownership``).
 """
 
 from __future__ import annotations
@@ -12,16 +13,11 @@ import json
 
 import numpy as np
 
-from mama_core.memory import clock
+from mama_core.memory import clock, ownership
 from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.inputs import SaveInput
-from mama_core.memory.lifecycle import require_owner_turn, require_status, supersede
-from mama_core.memory.provenance import (
-    any_owner_record,
-    initial_status,
-    involvement_of,
-    provenance_of,
-)
+from mama_core.memory.lifecycle import require_status, supersede
+from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import (
     content_fields,
     embedding_text,
@@ -62,9 +58,8 @@ def _apply_save(
     for pred in predecessors:
         require_status(pred, ("active", "proposed"), "replacing it")
         require_writable(tx.grant, scopes_of(tx.conn, pred.id), f"judgment {pred.id}")
-    require_owner_turn(session, predecessors, "replacing")
-    replaces_owner_record = any_owner_record((p.kind, p.involvement) for p in predecessors)
-    status = initial_status(session, inp.kind, replaces_owner_record)
+    decision = ownership.decide(session, "memory.save", predecessors)
+    status = initial_status(session, inp.kind, decision is ownership.Decision.PROPOSE)
     involvement = involvement_of(session)
     refuse_if_tombstoned(
         tx.conn, scopes, inp.summary, vector, env.model_id, env.config.tombstone_threshold

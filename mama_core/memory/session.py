@@ -31,8 +31,16 @@ class TurnKind(StrEnum):
     CLI = "cli"
 
 
-NON_OWNER_TURNS: frozenset[TurnKind] = frozenset({TurnKind.SOURCE_DELTA, TurnKind.SCHEDULED})
-"""Turns driven by outside content or a timer: they may only propose guidance."""
+NON_OWNER_TURNS: frozenset[TurnKind] = frozenset(
+    {TurnKind.SOURCE_DELTA, TurnKind.SCHEDULED, TurnKind.MCP}
+)
+"""Turns in which the owner is not the one speaking: outside content, a timer, or a
+coding agent over MCP (whoever types to that agent, MAMA cannot tell it is the owner).
+In them guidance, and retiring or replacing the owner's records, can only be proposed;
+outcomes and links on the owner's records are refused (``ownership``)."""
+
+SOURCE_TURNS: frozenset[TurnKind] = frozenset({TurnKind.SOURCE_DELTA, TurnKind.SCHEDULED})
+"""Turns driven by outside content or a timer: what is saved in them is source-derived."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +71,19 @@ class SessionFacts:
 
     @property
     def is_owner_turn(self) -> bool:
-        """False for source deltas and scheduled reports (the owner-turn rule)."""
+        """False for source deltas, scheduled reports and MCP turns (the owner-turn rule)."""
         return self.turn not in NON_OWNER_TURNS
+
+    @property
+    def is_source_turn(self) -> bool:
+        """True for source deltas and scheduled reports: saves are source-derived."""
+        return self.turn in SOURCE_TURNS
+
+    @property
+    def acts_as_owner(self) -> bool:
+        """The owner, speaking for themself: the only caller who may change the owner's
+        records directly, create tombstones or attach outcomes and links to them."""
+        return self.is_owner and self.is_owner_turn
 
     @property
     def principal(self) -> str:

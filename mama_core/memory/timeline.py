@@ -105,7 +105,7 @@ def timeline(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
         records.append(entry)
     events: list[dict[str, Any]] = []
     for j, _, _ in chosen:
-        events += events_touching(conn, j.id, recorded)
+        events += events_touching(conn, j.id, grant, recorded)
     events = sorted({e["id"]: e for e in events}.values(), key=lambda e: e["id"])
     return {"as_recorded_at": recorded, "valid_at": valid, "records": records, "events": events}
 

@@ -3,8 +3,10 @@
 Retiring or rejecting with ``forbid_resave`` (or ``memory.tombstone``) keeps a
 fingerprint of the record's normalised summary and its vector, bound to the
 record's scopes. A later save into an overlapping scope whose fingerprint
-matches, or whose vector is at least ``tombstone_threshold`` cosine-close, is
-refused with ``tombstoned``, naming the tombstone and its reason.
+matches, or whose vector is at least ``tombstone_threshold`` cosine-close while
+its words say the same thing (``tombstone_match``), is refused with
+``tombstoned``, naming the tombstone, who made it and its reason. The owner
+lists tombstones (``tombstone.list``) and lifts them (``tombstone.lift``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from mama_core.memory.errors import InvalidTransitionError, NotFoundError, Tombs
 from mama_core.memory.inputs import LiftInput, TombstoneInput
 from mama_core.memory.records import Judgment, load_visible
 from mama_core.memory.scopes import ensure_scope_ids, scopes_of
+from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store.connection import Connection
 
@@ -40,30 +44,41 @@ def fingerprint(text: str) -> str:
 
 @dataclass(frozen=True)
 class TombstoneMatch:
+    """A tombstone a save ran into, and who made it."""
+
     tombstone_id: int
     reason: str
     similarity: float | None
+    """None: the same text after normalising; else the cosine of the two vectors."""
+    created_by: dict[str, Any]
+    """The actor of the event that made the tombstone (kind, name, turn)."""
+    made_by_action: str
 
 
 def find_match(
     conn: Connection,
     scopes: Sequence[str],
-    print_: str,
+    summary: str,
     vector: np.ndarray | None,
     model_id: str | None,
     threshold: float,
 ) -> TombstoneMatch | None:
-    """The first unlifted tombstone in an overlapping scope that the text matches."""
+    """The first unlifted tombstone in an overlapping scope that ``summary`` matches:
+    the same normalised text, or a cosine-close vector whose words do not tell the
+    two apart (``tombstone_match``: a negation, other numbers, dates or names pass)."""
     rows = conn.execute(
-        "SELECT t.id, t.fingerprint, t.vector, t.model_id, t.reason FROM tombstones t "
+        "SELECT t.id, t.fingerprint, t.vector, t.model_id, t.reason, e.actor, e.action, "
+        "CASE WHEN j.status = 'purged' THEN NULL ELSE j.summary END FROM tombstones t "
+        "LEFT JOIN events e ON e.id = t.event_id LEFT JOIN judgments j ON j.id = t.judgment_id "
         "WHERE t.lifted_at IS NULL AND EXISTS (SELECT 1 FROM tombstone_scopes ts "
         "JOIN scopes s ON s.id = ts.scope_id WHERE ts.tombstone_id = t.id "
         "AND s.name IN (SELECT value FROM json_each(?))) ORDER BY t.id",
         (json.dumps(sorted(set(scopes))),),
     ).fetchall()
+    print_ = fingerprint(summary)
     for row in rows:
         if row[1] == print_:
-            return TombstoneMatch(int(row[0]), str(row[4]), None)
+            return _match(row, None)
     if vector is None:
         return None
     for row in rows:
@@ -73,9 +88,39 @@ def find_match(
         if stored.shape != vector.shape:
             continue
         similarity = float(np.dot(stored, vector))
-        if similarity >= threshold:
-            return TombstoneMatch(int(row[0]), str(row[4]), similarity)
+        retired = None if row[7] is None else str(row[7])
+        if near_duplicate(retired, summary, similarity, threshold):
+            return _match(row, similarity)
     return None
+
+
+def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
+    actor = json.loads(row[5]) if row[5] else {}
+    return TombstoneMatch(
+        tombstone_id=int(row[0]),
+        reason=str(row[4]),
+        similarity=similarity,
+        created_by=actor if isinstance(actor, dict) else {},
+        made_by_action=str(row[6] or ""),
+    )
+
+
+def describe_actor(actor: dict[str, Any]) -> str:
+    """Who an event's actor was, for a person: ``the owner``, ``the agent claude-code``."""
+    kind = str(actor.get("kind") or "")
+    name = str(actor.get("name") or "")
+    if kind == "owner":
+        return "the owner"
+    label = {"agent": "the agent", "mcp_client": "the MCP client", "connector": "the connector"}
+    who = label.get(kind, f"a {kind}" if kind else "an unknown actor")
+    return f"{who} {name}" if name and name != kind else who
+
+
+_MADE_BY: dict[str, str] = {
+    "memory.retire": "retired",
+    "review.reject": "rejected",
+    "memory.tombstone": "tombstoned",
+}
 
 
 def refuse_if_tombstoned(
@@ -86,17 +131,25 @@ def refuse_if_tombstoned(
     model_id: str | None,
     threshold: float,
 ) -> None:
-    """Raise ``tombstoned`` if a save of ``summary`` into ``scopes`` matches a tombstone."""
-    match = find_match(conn, scopes, fingerprint(summary), vector, model_id, threshold)
+    """Raise ``tombstoned`` if a save of ``summary`` into ``scopes`` matches a tombstone;
+    the message names who made it, and the details carry its id for lifting."""
+    match = find_match(conn, scopes, summary, vector, model_id, threshold)
     if match is None:
         return
     how = "the same text" if match.similarity is None else "nearly the same meaning"
-    details: dict[str, object] = {"tombstone_id": match.tombstone_id, "reason": match.reason}
+    who = describe_actor(match.created_by)
+    verb = _MADE_BY.get(match.made_by_action, "retired")
+    details: dict[str, object] = {
+        "tombstone_id": match.tombstone_id,
+        "reason": match.reason,
+        "created_by": {k: match.created_by.get(k) for k in ("kind", "name")},
+    }
     if match.similarity is not None:
         details["similarity"] = round(match.similarity, 4)
     raise TombstonedError(
-        f"This has {how} as something the owner retired and forbade saving again "
-        f"(tombstone {match.tombstone_id}: {match.reason}).",
+        f"This has {how} as something {who} {verb} and forbade saving again "
+        f"(tombstone {match.tombstone_id}: {match.reason}). The owner can lift it with "
+        f"'mama tombstones lift {match.tombstone_id}' or in the review window's Retired tab.",
         details=details,
     )
 

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mama_core.errors import MamaError
 from mama_core.memory import clock
 from mama_core.memory.changes import ChangeSet
+from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.coverage import written_rows
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
@@ -33,6 +33,8 @@ from mama_core.store.connection import Connection, translate_error
 from mama_core.store.secret import StoreSecret
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,6 @@ class Tx:
         self.at = at
         self.session = session
         self.grant = grant
-        self.added: list[int] = []
-        self.status_changed: list[int] = []
-        self.purged: list[int] = []
         self.transitions: list[dict[str, Any]] = []
         self.touched: set[int] = set()
         self.written: dict[str, set[str]] = {}
@@ -92,7 +91,6 @@ class Tx:
 
     def record_added(self, judgment_id: int, status: str, involvement: str) -> None:
         """Note a new judgment and its first status (for the event and the timeline)."""
-        self.added.append(judgment_id)
         self.touched.add(judgment_id)
         self.wrote("scope_bindings", judgment_id)
         self.transitions.append(
@@ -113,10 +111,6 @@ class Tx:
                 transition[name] = columns[name]
         self.transitions.append(transition)
         self.touched.add(judgment_id)
-        if new == "purged":
-            self.purged.append(judgment_id)
-        else:
-            self.status_changed.append(judgment_id)
 
     def touch(self, judgment_id: int) -> None:
         self.touched.add(judgment_id)
@@ -132,7 +126,9 @@ class Command:
     session: SessionFacts
     grant: Grant
     apply: Callable[[Tx], Applied]
-    after_commit: Callable[[Connection], None] | None = None
+    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None
+    """Run on the writer's connection after the commit; a dict it returns is added to
+    the receipt handed back (not to the stored one, which was written before)."""
 
 
 HeadSink = Callable[[ChainHead], None]
@@ -243,13 +239,8 @@ def _apply(conn: Connection, command: Command, secret: StoreSecret) -> AppendRes
         prev_hash=head.hash,
     )
     insert_event(conn, event)
-    changes = ChangeSet(
-        event_ids=(tx.event_id,),
-        added=tuple(tx.added),
-        status_changed=tuple(dict.fromkeys(tx.status_changed)),
-        purged=tuple(tx.purged),
-        action=command.action,
-        command_id=command.command_id,
+    changes = ChangeSet.from_transitions(
+        tx.event_id, command.action, command.command_id, tx.transitions, touched
     )
     return AppendResult(receipt, changes)
 
@@ -277,17 +268,16 @@ def _rollback(conn: Connection) -> None:
             log.exception("rollback failed")
 
 
-Subscriber = Callable[[ChangeSet], None]
-
-
 class Writer:
-    """The dedicated writer thread that owns the store's write connection."""
+    """The dedicated writer thread that owns the store's write connection; its
+    change-sets go out through ``feed`` (with other processes' commits, in order)."""
 
     def __init__(
         self,
         conn: Connection,
         path: Path,
         secret: StoreSecret,
+        feed: CommitFeed | None = None,
         on_head: HeadSink | None = None,
     ) -> None:
         self._conn = conn
@@ -295,8 +285,7 @@ class Writer:
         self._secret = secret
         self._on_head = on_head
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
-        self._subscribers: list[Subscriber] = []
-        self._lock = threading.Lock()
+        self.feed = feed or CommitFeed()
 
     def submit(self, command: Command) -> Future[AppendResult]:
         """Queue ``command``; the future resolves to its receipt once committed."""
@@ -306,42 +295,33 @@ class Writer:
         """Queue ``commands`` to commit together (all or nothing), in order."""
         return self._executor.submit(self._run_batch, list(commands))
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback`` on the writer thread after each commit; returns unsubscribe."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+    def run(self, work: Callable[[Connection], T]) -> Future[T]:
+        """Run ``work`` on the writer thread with its connection, between commands
+        (post-commit housekeeping such as a retried WAL checkpoint)."""
+        return self._executor.submit(work, self._conn)
 
     def close(self) -> None:
         """Finish queued mutations and stop the thread."""
         self._executor.shutdown(wait=True)
 
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
-        results = append_batch(self._conn, self._path, commands, self._secret)
-        if self._on_head is not None and any(r.changes is not None for r in results):
-            try:
-                self._on_head(chain_head(self._conn))
-            except Exception:
-                log.exception("keeping the chain head outside the store failed")
-        for command, result in zip(commands, results, strict=True):
-            if result.changes is None:
-                continue
-            if command.after_commit is not None:
+        with self.feed.writing():
+            results = append_batch(self._conn, self._path, commands, self._secret)
+            for command, result in zip(commands, results, strict=True):
+                if result.changes is None:
+                    continue
+                if command.after_commit is not None:
+                    try:
+                        extra = command.after_commit(self._conn)
+                    except (MamaError, sqlcipher.Error, OSError):
+                        log.exception("post-commit step of %s failed", command.action)
+                    else:
+                        if extra:
+                            result.receipt.update(extra)
+                self.feed.publish(result.changes)
+            if self._on_head is not None and any(r.changes is not None for r in results):
                 try:
-                    command.after_commit(self._conn)
-                except (MamaError, sqlcipher.Error):
-                    log.exception("post-commit step of %s failed", command.action)
-            with self._lock:
-                subscribers = list(self._subscribers)
-            for callback in subscribers:
-                try:
-                    callback(result.changes)
+                    self._on_head(chain_head(self._conn))
                 except Exception:
-                    log.exception("a change subscriber failed")
+                    log.exception("keeping the chain head outside the store failed")
         return results

@@ -199,3 +199,60 @@ def test_owner_reviews_dev_memory_proposals(mama: Mama, model_cache_dir: Path) -
     shown = mama.json("--dev", "show", jid)["record"]
     assert shown["involvement"] == "owner_approved"
     assert shown["provenance"]["actor_name"] == "claude-code"
+
+
+def test_owner_decides_a_coding_agents_proposal_to_retire_their_rule(
+    mama: Mama, model_cache_dir: Path
+) -> None:
+    from mama_core.embeddings import load_embedder
+    from mama_core.memory import Engine, Grant, SessionFacts
+    from mama_core.memory.session import ActorKind, TurnKind
+
+    rules = [
+        mama.json(
+            "--dev",
+            "remember",
+            summary,
+            "--kind",
+            "constraint",
+            "--applies-when",
+            "deploying",
+            "--scope",
+            "project:web",
+        )["judgment_id"]
+        for summary in ("Never deploy on Fridays", "Deploy only from main")
+    ]
+    coding_agent = SessionFacts(
+        actor_kind=ActorKind.MCP_CLIENT, actor_name="claude-code", turn=TurnKind.MCP
+    )
+    with (
+        Store.open(mama.home / "dev-memory.db", DbKey.from_secret(TEST_KEY_HEX)) as store,
+        Engine(store, load_embedder(None, model_cache_dir)) as engine,
+    ):
+        for rule in rules:
+            proposal = engine.dispatch(
+                "memory.retire",
+                {"id": rule, "reason": "we deploy every day now"},
+                coding_agent,
+                Grant.agent(["project:web"]),
+            )
+            assert proposal["proposed"] is True and proposal["status"] == "active"
+    approve_id, reject_id = (str(r) for r in rules)
+    shown = mama.run("--dev", "show", approve_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "waiting for you: claude-code (mcp turn) proposes to retire" in shown.stdout
+    assert "we deploy every day now" in shown.stdout
+    assert f"mama approve {approve_id}" in shown.stdout
+    assert mama.json("--dev", "show", approve_id)["record"]["status"] == "active"
+
+    approved = mama.json("--dev", "approve", approve_id)
+    assert approved["status"] == "stale" and approved["change_id"] >= 1
+    after = mama.json("--dev", "history", approve_id)
+    assert after["record"]["status"] == "stale" and after["record"]["pending_change"] is None
+    assert after["events"][-1]["actor"]["kind"] == "owner"
+
+    rejected = mama.run("--dev", "reject", reject_id, "--reason", "Fridays stay frozen")
+    assert rejected.returncode == 0, rejected.stderr
+    assert "(proposed change" in rejected.stdout
+    kept = mama.json("--dev", "show", reject_id)["record"]
+    assert kept["status"] == "active" and kept["pending_change"] is None

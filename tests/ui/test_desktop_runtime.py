@@ -285,3 +285,66 @@ def test_a_pause_from_outside_the_tray_shows_in_the_tray(
 
     code, _ = run_desktop(loop, desktop, scenario)
     assert code == 0
+
+
+def test_the_pair_window_of_a_paired_bot_offers_unpair_and_tells_the_old_chat(
+    paths: Paths,
+    existing_store: None,
+    keyed: None,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api = FakeBotApi()
+    url = loop.run_until_complete(api.start())
+    monkeypatch.setenv("MAMA_TELEGRAM_TOKEN", api.token)
+    monkeypatch.setenv("MAMA_TELEGRAM_API_URL", url)
+    desktop = Desktop(paths)
+    tray = desktop.tray
+    boxes: list[QtWidgets.QDialog] = []
+    desktop.dialog_opened.connect(boxes.append)
+
+    async def open_pair_window() -> QtWidgets.QMessageBox:
+        before = len(boxes)
+        tray.pair_action.trigger()
+        await wait_until(lambda: len(boxes) > before, desktop.dialog_opened)
+        box = boxes[-1]
+        assert isinstance(box, QtWidgets.QMessageBox)
+        return box
+
+    def button(box: QtWidgets.QMessageBox, label: str) -> QtWidgets.QAbstractButton:
+        return next(b for b in box.buttons() if b.text().replace("&", "") == label)
+
+    async def scenario() -> None:
+        status = tray.agent_status_action
+        await wait_until(lambda: "connected as" in status.text(), tray.changed, timeout=30)
+        assert desktop.agent.host is not None
+        code = await desktop.agent.host.new_pair_code()
+        await owner_says(api, f"/pair {code}")
+
+        # Paired: the window shows no code, only who is paired and an Unpair button.
+        box = await open_pair_window()
+        assert box.text().startswith("Telegram is paired with @ada")
+        assert "/pair" not in box.text()
+        button(box, "Close").click()
+
+        box = await open_pair_window()  # Close unpaired nothing: still paired
+        assert box.text().startswith("Telegram is paired with @ada")
+        unpaired = asyncio.ensure_future(wait_signal(desktop.agent.unpaired))
+        button(box, "Unpair").click()
+        assert await unpaired == ("@ada",)
+        assert "unpaired from this chat" in texts_to_owner(api)[-1]
+        assert (await desktop.agent.host.paired_owner()) is None
+        assert status.text().endswith("not paired")
+
+        # Positive control: now the window gives a code again.
+        shown = asyncio.ensure_future(wait_signal(desktop.agent.pair_code_shown))
+        box = await open_pair_window()
+        (code,) = await shown
+        assert f"/pair {code}" in box.text()
+        box.accept()
+
+    try:
+        code, _ = run_desktop(loop, desktop, scenario)
+    finally:
+        loop.run_until_complete(api.stop())
+    assert code == 0

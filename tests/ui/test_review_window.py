@@ -325,6 +325,77 @@ def test_retire_with_dont_come_back(
     assert ids_in(window, TAB_GUIDANCE) == []
 
 
+def test_retired_tab_marks_tombstones_and_the_owner_lifts_one(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    blocked = owner_save(engine, "Deploy on Fridays", kind="constraint", applies_when="releasing")
+    engine.dispatch(
+        "memory.retire",
+        {"id": blocked, "reason": "two incidents", "forbid_resave": True},
+        *owner_grant(),
+    )
+    plain = owner_save(engine, "Standup is at 9:30")
+    engine.dispatch("memory.retire", {"id": plain, "reason": "moved"}, *owner_grant())
+    model = window.lists[TAB_RETIRED].model
+    column = model.columnCount() - 1
+
+    def mark(judgment_id: int) -> str:
+        row = model.row_of(judgment_id)
+        assert row is not None
+        return str(model.index(row, column).data())
+
+    async def select(judgment_id: int) -> None:
+        shown = asyncio.ensure_future(wait_signal(window.detail_shown))
+        assert window.select_id(judgment_id)
+        await shown
+
+    async def scenario() -> None:
+        window.show_tab(TAB_RETIRED)
+        await wait_until(lambda: bool(mark(blocked)), window.lists_updated)
+        assert model.headerData(column, Qt.Orientation.Horizontal) == "Tombstone"
+        # Positive control: a record retired without a tombstone shows none, lifts none.
+        await select(plain)
+        assert mark(plain) == "" and not window.buttons["lift"].isEnabled()
+        await select(blocked)
+        assert mark(blocked).startswith("blocks resaving")
+        tooltip = model.index(model.row_of(blocked) or 0, column).data(Qt.ItemDataRole.ToolTipRole)
+        assert "made by the owner" in tooltip and "two incidents" in tooltip
+        assert window.buttons["lift"].isEnabled()
+
+        cancelled = await fill_dialog(window, window.buttons["lift"].click)
+        finished = asyncio.ensure_future(wait_signal(window.action_finished))
+        cancelled.reject()
+        await finished
+        assert mark(blocked).startswith("blocks resaving")  # cancelling lifts nothing
+
+        dialog = await fill_dialog(window, window.buttons["lift"].click)
+        assert isinstance(dialog, ReasonDialog)
+        assert "Deploy on Fridays" in dialog.findChild(QtWidgets.QLabel).text()
+        assert not dialog.ok_button.isEnabled()  # a reason is required
+        dialog.reason.setText("incidents fixed")
+        action, receipt = await act(window, dialog.ok_button.click)
+        assert action == "tombstone.lift" and receipt["judgment_id"] == blocked
+        await wait_until(lambda: mark(blocked).startswith("lifted"), window.lists_updated)
+        assert not window.buttons["lift"].isEnabled()
+
+    drive(loop, window, scenario)
+
+    reader = store.reader()
+    try:
+        lifted = reader.execute(
+            "SELECT lifted_at FROM tombstones WHERE judgment_id = ?", (blocked,)
+        ).fetchone()
+    finally:
+        reader.close()
+    assert lifted[0] is not None
+    # The text may come back now.
+    assert owner_save(engine, "Deploy on Fridays", kind="constraint", applies_when="releasing")
+
+
 def test_purge_names_what_it_erases(
     window: ReviewWindow,
     engine: Engine,
@@ -481,3 +552,80 @@ def test_screenshot_of_the_review_window(
         save_artifact(window, "review-window-guidance.png")
 
     drive(loop, window, scenario)
+
+
+def _agent_retires(engine: Engine, judgment_id: int) -> dict[str, Any]:
+    from mama_core.memory import Grant
+    from tests.ui.conftest import AGENT
+
+    receipt = engine.dispatch(
+        "memory.retire",
+        {"id": judgment_id, "reason": "we ship every day now"},
+        AGENT,
+        Grant.agent(["global"]),
+    )
+    assert receipt["proposed"] is True, receipt
+    return receipt
+
+
+def test_an_agents_proposal_to_retire_the_owners_rule_is_approved_here(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    rule = owner_save(
+        engine, "Never deploy on Fridays", kind="constraint", applies_when="planning a release"
+    )
+    other = owner_save(engine, "Tag every release", kind="constraint", applies_when="releasing")
+    _agent_retires(engine, rule)
+
+    async def scenario() -> None:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        assert ids_in(window, TAB_PROPOSED) == [rule]  # the other rule waits on nothing
+        assert window.current_record()["id"] == rule  # type: ignore[index]
+        text = window.detail.toPlainText()
+        assert "Waiting for you: claude-code proposes to retire" in text
+        assert "we ship every day now" in text
+        assert window.buttons["approve"].isEnabled()
+        assert not window.buttons["edit"].isEnabled()
+        action, receipt = await act(
+            window,
+            lambda: qtbot.mouseClick(window.buttons["approve"], Qt.MouseButton.LeftButton),
+        )
+        assert (action, receipt["judgment_id"], receipt["status"]) == (
+            "review.approve",
+            rule,
+            "stale",
+        )
+        assert ids_in(window, TAB_PROPOSED) == []
+        assert rule in ids_in(window, TAB_RETIRED)
+
+        # A proposal made while the window is open appears (the change-set names the
+        # record), and rejecting it leaves the rule in force.
+        worker = threading.Thread(target=lambda: _agent_retires(engine, other))
+        worker.start()
+        await asyncio.to_thread(worker.join)
+        await wait_until(lambda: ids_in(window, TAB_PROPOSED) == [other], window.lists_updated)
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == other, window.detail_shown
+        )
+        dialog = await fill_dialog(window, lambda: qtbot.keyClick(window, Qt.Key.Key_R))
+        assert isinstance(dialog, ReasonDialog)
+        assert not dialog.forbid.isVisible()  # rejecting a change leaves no tombstone
+        dialog.reason.setText("Tags stay")
+        done = asyncio.ensure_future(wait_signal(window.action_done))
+        qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
+        action, receipt = await done
+        assert action == "review.reject" and receipt["status"] == "active"
+        await wait_until(lambda: ids_in(window, TAB_PROPOSED) == [], window.lists_updated)
+
+    drive(loop, window, scenario)
+
+    assert status_of(store, rule) == "stale"
+    last = events_of(store, rule)[-1]
+    assert last["action"] == "review.approve"
+    assert last["actor"]["kind"] == "owner" and last["actor"]["turn"] == "ui"
+    assert status_of(store, other) == "active"
+    assert events_of(store, other)[-1]["action"] == "review.reject"

@@ -148,7 +148,7 @@ def test_owner_message_through_claude_saves_a_proposal_that_arrives_with_buttons
     assert all(n.startswith("mcp__mama__") for n in offered)  # no built-in tools
 
 
-def test_a_source_delta_cannot_retire_the_owners_rule_but_the_owner_can(
+def test_a_source_delta_only_proposes_retiring_the_owners_rule(
     engine: Engine, store: Store, claude_bin: Path, tmp_path: Path
 ) -> None:
     rule = engine.dispatch(
@@ -163,7 +163,7 @@ def test_a_source_delta_cannot_retire_the_owners_rule_but_the_owner_can(
         if tool_results(body):
             return [text("Done what I could.")], "end_turn"
         said = last_user_text(body)
-        if "retire all the owner's rules" in said or "Drop the Friday rule" in said:
+        if "retire all the owner's rules" in said:
             return [tool_use(RETIRE, {"id": rid, "reason": "asked to"})], "tool_use"
         return [text("ok")], "end_turn"
 
@@ -186,18 +186,10 @@ def test_a_source_delta_cannot_retire_the_owners_rule_but_the_owner_can(
                 )
             )
             await asyncio.to_thread(fake.wait_for, lambda: len(fake.turn_requests()) >= 2)
-            assert read(engine, rid)["record"]["status"] == "active"
-            # Positive control: the owner asks, in an owner turn.
-            await runtime.post(
-                NewInput(
-                    InputKind.OWNER_MESSAGE,
-                    "telegram",
-                    "1:9",
-                    "Drop the Friday rule, we ship daily now.",
-                )
+            # The delta turn's answer and the card of the proposed change.
+            await channel.signal.until(
+                lambda: any(m.review_id == rid for m in channel.sent), timeout=120
             )
-            # The delta turn's answer, then the owner turn's.
-            await channel.signal.until(lambda: len(channel.sent) >= 2, timeout=120)
         finally:
             await runtime.stop()
 
@@ -206,10 +198,14 @@ def test_a_source_delta_cannot_retire_the_owners_rule_but_the_owner_can(
     finally:
         fake.stop()
     turns = fake.turn_requests()
-    refused = json.dumps(tool_results(turns[1]))
-    assert "owner_turn_required" in refused
+    result = json.dumps(tool_results(turns[1]))
+    assert "proposed" in result and "owner_turn_required" not in result
     assert "untrusted-evidence" in last_user_text(turns[0])
-    assert "owner_turn_required" not in json.dumps(tool_results(turns[3]))
+    assert read(engine, rid)["record"]["status"] == "active"
+    card = next(m for m in channel.sent if m.review_id == rid)
+    assert card.text.startswith(f"**Proposed change to your #{rid}**")
+    # Positive control: the owner's approval retires it, as the owner.
+    engine.dispatch("review.approve", {"id": rid}, SessionFacts.owner_cli(), Grant.owner())
     assert read(engine, rid)["record"]["status"] == "stale"
 
 

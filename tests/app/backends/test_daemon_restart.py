@@ -69,7 +69,9 @@ def test_daemon_killed_mid_turn_redelivers_once_and_replies_once(
     with Store.open(home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store:
         db = RuntimeDb(store.reader(), store.path)
         pairing = Pairing(db)
-        assert pairing.redeem(pairing.new_code(), OWNER_CHAT, OWNER_USER, "owner")
+        assert pairing.redeem(
+            pairing.new_code(), OWNER_CHAT, OWNER_USER, "owner", private=True
+        ).paired
         db.close()
 
     def model(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:

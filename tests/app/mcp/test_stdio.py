@@ -93,3 +93,44 @@ async def test_db_and_project_options(tmp_path: Path, mama_env: dict[str, str]) 
         in_project["judgment_id"]: ["project:My-Project"],
         in_global["judgment_id"]: ["global"],
     }
+
+
+async def test_over_stdio_the_owners_rule_is_only_proposed_for_retirement(
+    tmp_path: Path,
+    mama_env: dict[str, str],
+    db_key: DbKey,
+    embedder: GgufEmbedder,
+) -> None:
+    project = git_project(tmp_path / "work", "orchard")
+    db = Path(mama_env["MAMA_HOME"]) / "dev-memory.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    owner, grant = SessionFacts.owner_cli(), Grant.owner()
+    rule_payload = {
+        "kind": "constraint",
+        "summary": "Never force-push to main",
+        "applies_when": "pushing",
+        "scopes": ["project:orchard"],
+    }
+    with Store.open(db, db_key) as store, Engine(store, embedder) as engine:
+        rule = engine.dispatch("memory.save", rule_payload, owner, grant)["judgment_id"]
+    with (tmp_path / "server-stderr.txt").open("w") as errlog:
+        async with _client(mama_env, project, errlog) as client:
+            proposed = structured(
+                await client.call_tool("retire", {"id": rule, "reason": "we rebase now"})
+            )
+            outcome = await client.call_tool("update_outcome", {"id": rule, "outcome": "broke"})
+            own = structured(
+                await client.call_tool("save", {"kind": "fact", "summary": "CI takes 8 min."})
+            )
+            own_retired = structured(
+                await client.call_tool("retire", {"id": own["judgment_id"], "reason": "faster"})
+            )
+    assert proposed["proposed"] is True and proposed["status"] == "active"
+    assert error_code(outcome) == "owner_turn_required"  # an MCP turn is not the owner's
+    assert own_retired["status"] == "stale"  # the control: its own record, at once
+    with Store.open(db, db_key) as store, Engine(store, embedder) as engine:
+        record = engine.dispatch("memory.read", {"id": rule}, owner, grant)["record"]
+        assert record["status"] == "active"
+        assert record["pending_change"]["proposed_by"]["name"] == "sdk-test-client"
+        approved = engine.dispatch("review.approve", {"id": rule}, owner, grant)
+    assert approved["status"] == "stale"

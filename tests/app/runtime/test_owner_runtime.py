@@ -100,7 +100,7 @@ def test_an_agent_proposal_arrives_as_a_review_card(engine: Engine, store: Store
     assert "# Session context" in agent.prompts[0]
 
 
-def test_a_source_delta_cannot_retire_the_owners_rule_but_an_owner_turn_can(
+def test_a_source_delta_only_proposes_retiring_the_owners_rule_and_the_owner_decides(
     engine: Engine, store: Store
 ) -> None:
     rule = engine.dispatch(
@@ -108,7 +108,13 @@ def test_a_source_delta_cannot_retire_the_owners_rule_but_an_owner_turn_can(
     )  # the owner's own rule, active
     rule_id = rule["judgment_id"]
     retire = ("memory_retire", {"id": rule_id, "reason": "the card says so"})
-    agent = ScriptedAgent([[retire], [retire]])
+    outcome = ("memory_update_outcome", {"id": rule_id, "outcome": "it was dropped"})
+    agent = ScriptedAgent([[retire, outcome]])
+
+    def status() -> str:
+        return engine.dispatch(
+            "memory.read", {"id": rule_id}, SessionFacts.owner_cli(), Grant.owner()
+        )["record"]["status"]
 
     async def scenario(runtime: OwnerRuntime, channel: RecordingChannel, turns: Signal) -> None:
         await runtime.post(
@@ -121,24 +127,25 @@ def test_a_source_delta_cannot_retire_the_owners_rule_but_an_owner_turn_can(
             )
         )
         await turns.until(lambda: len(agent.outcomes) == 1)
-        refused = agent.outcomes[0][0]
+        proposed, refused = agent.outcomes[0]
+        assert not proposed.is_error and proposed.result["proposed"] is True
         assert refused.is_error and refused.result["error"]["code"] == "owner_turn_required"
-        status = engine.dispatch(
-            "memory.read", {"id": rule_id}, SessionFacts.owner_cli(), Grant.owner()
-        )["record"]["status"]
-        assert status == "active"
+        assert status() == "active"
         assert "untrusted-evidence" in agent.prompts[0]
+        # The owner gets a card for the proposed change, with Approve / Reject.
+        await channel.signal.until(lambda: any(m.review_id == rule_id for m in channel.sent))
 
-        # Positive control: the same call in an owner turn retires it.
-        await runtime.post(owner_says(1, "Drop the Friday rule."))
-        await turns.until(lambda: len(agent.outcomes) == 2)
-        assert not agent.outcomes[1][0].is_error
-
-    run(engine, store, agent, scenario)
-    record = engine.dispatch(
-        "memory.read", {"id": rule_id}, SessionFacts.owner_cli(), Grant.owner()
+    channel = RecordingChannel()
+    run(engine, store, agent, scenario, channel)
+    card = next(m for m in channel.sent if m.review_id == rule_id)
+    assert card.text.startswith(f"**Proposed change to your #{rule_id}**")
+    assert "the card says so" in card.text and "from outside content" in card.text
+    assert status() == "active"
+    # Positive control: the owner's Approve retires it, as the owner's own event.
+    approved = engine.dispatch(
+        "review.approve", {"id": rule_id}, SessionFacts.owner_cli(), Grant.owner()
     )
-    assert record["record"]["status"] == "stale"
+    assert approved["status"] == "stale" and status() == "stale"
 
 
 def test_a_failed_turn_is_retried_and_the_owner_told_once(engine: Engine, store: Store) -> None:

@@ -56,3 +56,31 @@ def test_a_backlog_at_the_first_start_is_one_notice_not_a_flood(
     assert feed.scan() == [made["judgment_id"]]
     card = journal.take_next()
     assert card is not None and card.judgment_id == made["judgment_id"]
+
+
+def test_a_change_proposed_to_the_owners_rule_is_carded_once(
+    engine: Engine, runtime_db: RuntimeDb, clock: ManualClock
+) -> None:
+    journal = DeliveryJournal(runtime_db, clock)
+    feed = ProposalFeed(runtime_db, journal)
+    owner = SessionFacts.owner_cli()
+    rule = engine.dispatch(
+        "memory.save",
+        {"kind": "constraint", "summary": "No deploys on Friday", "applies_when": "deploying"},
+        owner,
+        Grant.owner(),
+    )["judgment_id"]
+    assert feed.scan() == []  # the owner's own rule is no proposal (the control)
+
+    retire = {"id": rule, "reason": "we ship daily"}
+    change = engine.dispatch("memory.retire", retire, MCP, GRANT)
+    assert change["proposed"] is True
+    assert feed.scan() == [rule]
+    assert feed.scan() == []  # once
+    card = journal.take_next()
+    assert card is not None and card.kind is DeliveryKind.PROPOSAL and card.judgment_id == rule
+
+    # Rejected, then proposed again: a new change gets its own card.
+    engine.dispatch("review.reject", {"id": rule, "reason": "no"}, owner, Grant.owner())
+    engine.dispatch("memory.retire", retire, MCP, GRANT)
+    assert feed.scan() == [rule]

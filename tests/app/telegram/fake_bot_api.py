@@ -3,7 +3,10 @@
 A small HTTP/1.1 server on asyncio (keep-alive, Content-Length bodies): the
 client posts form-urlencoded bodies whose values are JSON (strings raw).
 ``getUpdates`` long-polls the queue the test fills with ``push_message`` /
-``push_callback``; ``sendMessage`` and friends are recorded. ``down`` makes
+``push_callback``; ``sendMessage`` and friends are recorded. ``push_message`` takes
+``extra`` fields (``forward_origin``, ``reply_to_message``, ``quote``,
+``external_reply``) and a ``chat_type``; ``deleteMessage`` is recorded in
+``deleted``. ``down`` makes
 named methods (or all, ``"*"``) answer 502, and ``rate_limit_next`` answers
 the next sendMessage with a 429 and a retry_after, like the real server.
 """
@@ -48,6 +51,7 @@ class FakeBotApi:
     sent: list[dict[str, Any]] = field(default_factory=list)
     edits: list[dict[str, Any]] = field(default_factory=list)
     answers: list[dict[str, Any]] = field(default_factory=list)
+    deleted: list[tuple[int, int]] = field(default_factory=list)
     down: set[str] = field(default_factory=set)
     rate_limit_next: int = 0
     signal: Signal = field(default_factory=Signal)
@@ -80,15 +84,25 @@ class FakeBotApi:
 
     # --- what the test does as Telegram users ---------------------------
 
-    def push_message(self, chat_id: int, user_id: int, text: str, username: str = "owner") -> int:
+    def push_message(
+        self,
+        chat_id: int,
+        user_id: int,
+        text: str,
+        username: str = "owner",
+        *,
+        chat_type: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> int:
         message_id = next(self._message_ids)
+        kind = chat_type or ("private" if chat_id > 0 else "group")
         message: dict[str, Any] = {
             "message_id": message_id,
             "date": int(time.time()),
             "chat": {
                 "id": chat_id,
-                "type": "private" if chat_id > 0 else "group",
-                "title": "group" if chat_id < 0 else None,
+                "type": kind,
+                "title": None if kind == "private" else kind,
             },
             "from": {"id": user_id, "is_bot": False, "first_name": username, "username": username},
             "text": text,
@@ -97,6 +111,7 @@ class FakeBotApi:
             length = len(text.split(" ", 1)[0])
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
         message["chat"] = {k: v for k, v in message["chat"].items() if v is not None}
+        message |= extra or {}
         self._push({"message": message})
         return message_id
 
@@ -231,6 +246,10 @@ class FakeBotApi:
             "chat": {"id": int(params.get("chat_id") or 1), "type": "private"},
             "text": params["text"],
         }
+
+    async def _m_deleteMessage(self, params: dict[str, Any]) -> Any:
+        self.deleted.append((int(params["chat_id"]), int(params["message_id"])))
+        return True
 
     async def _m_answerCallbackQuery(self, params: dict[str, Any]) -> Any:
         self.answers.append(params)

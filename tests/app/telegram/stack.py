@@ -30,7 +30,10 @@ class Stack:
     turns: Signal
 
     async def pair(self) -> None:
-        code = await self.runtime.run_db(self.gateway.pairing.new_code)
+        await self.pair_with(await self.runtime.run_db(self.gateway.pairing.new_code))
+
+    async def pair_with(self, code: str) -> None:
+        """The owner sends ``/pair CODE`` and is answered "Paired"."""
         self.api.push_message(OWNER_CHAT, OWNER_USER, f"/pair {code}")
         await self.api.signal.until(
             lambda: any("Paired" in t for t in self.api.texts_to(OWNER_CHAT))

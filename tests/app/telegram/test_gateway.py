@@ -9,7 +9,7 @@ from typing import Any
 
 from app.backends.command_mode import CommandModeBackend
 from app.telegram.formatting import TELEGRAM_LIMIT, to_html, to_plain, utf16_len
-from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.memory import ActorKind, Engine, Grant, SessionFacts
 from mama_core.store import Store
 from tests.app.runtime.support import ScriptedAgent
 from tests.app.telegram.stack import OWNER_CHAT, OWNER_USER, STRANGER, messenger
@@ -51,7 +51,7 @@ def test_pairing_serves_only_the_owner(engine: Engine, store: Store) -> None:
             assert [j["summary"] for j in judgments(engine)] == ["Ship on Monday"]
             assert s.api.texts_to(STRANGER) == [s.api.texts_to(STRANGER)[0]]  # no new reply
             assert {i.reason for i in s.gateway.ignored} == {
-                "a wrong or expired pairing code",
+                "pairing refused: wrong",
                 "not the paired owner",
             }
             # A used code cannot pair a second time.
@@ -202,5 +202,67 @@ def test_a_proposal_arrives_with_buttons_and_approve_makes_it_active(
             s.api.push_callback(OWNER_USER, card_message, f"approve:{jid}")
             await s.api.signal.until(lambda: len(s.api.answers) == 4)
             assert s.api.answers[-1].get("show_alert") is True
+
+    asyncio.run(scenario())
+
+
+RULE = {
+    "kind": "constraint",
+    "summary": "Never deploy on Fridays",
+    "applies_when": "planning a deploy",
+}
+
+
+def test_an_agents_proposal_to_retire_the_owners_rule_is_decided_with_a_button(
+    engine: Engine, store: Store
+) -> None:
+    owner, grant = SessionFacts.owner_cli(), Grant.owner()
+    rule = engine.dispatch("memory.save", RULE, owner, grant)["judgment_id"]
+    retire = ("memory_retire", {"id": rule, "reason": "we ship every day"})
+    agent = ScriptedAgent([[retire]], reply="I asked you about the Friday rule.")
+
+    def status() -> str:
+        return engine.dispatch("memory.read", {"id": rule}, owner, grant)["record"]["status"]
+
+    async def scenario() -> None:
+        async with messenger(engine, store, agent) as s:
+            await s.pair()
+            s.api.push_message(OWNER_CHAT, OWNER_USER, "Friday deploys are fine now, I think.")
+            await s.api.signal.until(lambda: any(m.get("reply_markup") for m in s.api.sent))
+            card = next(m for m in s.api.sent if m.get("reply_markup"))
+            assert card["text"].startswith(f"<b>Proposed change to your #{rule}</b>")
+            assert "we ship every day" in card["text"]
+            assert "Never deploy on Fridays" in card["text"]
+            buttons = card["reply_markup"]["inline_keyboard"][0]
+            change_id = engine.dispatch("memory.read", {"id": rule}, owner, grant)["record"][
+                "pending_change"
+            ]["id"]
+            assert buttons[0]["callback_data"] == f"approve:{rule}:{change_id}"
+            assert status() == "active"  # the agent's retire only proposed it
+
+            card_message = {k: v for k, v in card.items() if k != "params"}
+            # Decided elsewhere and proposed again: this card's Approve is refused.
+            engine.dispatch("review.reject", {"id": rule, "reason": "not yet"}, owner, grant)
+            again = engine.dispatch(
+                "memory.retire",
+                {"id": rule, "reason": "we really ship every day"},
+                SessionFacts(actor_kind=ActorKind.AGENT, actor_name="scripted-agent"),
+                Grant.agent(["global"]),
+            )
+            answered = len(s.api.answers)
+            s.api.push_callback(OWNER_USER, card_message, f"approve:{rule}:{change_id}")
+            await s.api.signal.until(lambda: len(s.api.answers) == answered + 1)
+            assert s.api.answers[-1].get("show_alert") is True
+            assert status() == "active"
+
+            change_id = again["change_id"]
+            s.api.push_callback(OWNER_USER, card_message, f"approve:{rule}:{change_id}")
+            await s.api.signal.until(lambda: len(s.api.edits) == 1)
+            assert s.api.answers[-1]["text"] == f"Approved #{rule}."
+            assert "Approved by you — now stale" in s.api.edits[0]["text"]
+            assert status() == "stale"
+            events = engine.dispatch("memory.read", {"id": rule}, owner, grant)["events"]
+            assert events[-1]["action"] == "review.approve"
+            assert events[-1]["actor"]["kind"] == "owner"
 
     asyncio.run(scenario())

@@ -1,5 +1,6 @@
 """In a turn driven by a source delta or a schedule, guidance can only be proposed
-(source-derived), and guidance or the owner's records cannot be retired or replaced."""
+(source-derived), the owner's records can only be proposed for retirement or
+replacement, and outcomes on them are refused (``owner_turn_required``)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,11 @@ import pytest
 
 from mama_core.memory import Engine, OwnerTurnRequiredError
 from tests.mama_core.memory.helpers import (
-    AGENT,
     OWNER,
     OWNER_GRANT,
     SCHEDULED_AGENT,
     SOURCE_TURN_AGENT,
     agent_grant,
-    event_count,
     save,
 )
 
@@ -38,32 +37,26 @@ def test_guidance_from_a_non_owner_turn_is_a_source_derived_proposal(
 
 
 @pytest.mark.parametrize("session", NON_OWNER_TURNS, ids=["source_delta", "scheduled"])
-def test_retiring_or_replacing_guidance_needs_an_owner_turn(engine: Engine, session) -> None:
+def test_retiring_or_replacing_the_owners_records_is_only_proposed(engine: Engine, session) -> None:
     rule = save(engine, "Never email clients on weekends", "constraint")["judgment_id"]
     stated = save(engine, "The budget is 10k")["judgment_id"]
-    events = event_count(engine)
     for target in (rule, stated):
-        with pytest.raises(OwnerTurnRequiredError) as info:
-            engine.dispatch(
-                "memory.retire",
-                {"id": target, "reason": "slack says so"},
-                session,
-                agent_grant(),
-            )
-        assert info.value.details["ids"] == [target]
-        with pytest.raises(OwnerTurnRequiredError):
-            save(engine, "replacement", replaces=[target], session=session, grant=agent_grant())
-    assert event_count(engine) == events
-    assert _read(engine, rule)["status"] == "active"
-
-    # Positive controls: the same agent may do it in an owner turn, and may retire
-    # its own non-guidance record in the non-owner turn.
-    assert (
+        receipt = engine.dispatch(
+            "memory.retire", {"id": target, "reason": "slack says so"}, session, agent_grant()
+        )
+        assert receipt["proposed"] is True
+        replacement = save(
+            engine, f"replacement {target}", replaces=[target], session=session, grant=agent_grant()
+        )
+        assert replacement["status"] == "proposed"
+        assert _read(engine, target)["status"] == "active"
+    with pytest.raises(OwnerTurnRequiredError) as info:
         engine.dispatch(
-            "memory.retire", {"id": stated, "reason": "owner said"}, AGENT, agent_grant()
-        )["status"]
-        == "stale"
-    )
+            "memory.update_outcome", {"id": stated, "outcome": "spent"}, session, agent_grant()
+        )
+    assert info.value.details["ids"] == [stated]
+
+    # Positive control: the same turn may retire its own non-guidance record.
     own = save(engine, "Ticket 12 is open", session=session, grant=agent_grant())["judgment_id"]
     assert (
         engine.dispatch("memory.retire", {"id": own, "reason": "closed"}, session, agent_grant())[

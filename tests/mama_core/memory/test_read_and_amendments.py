@@ -61,8 +61,8 @@ def test_outcome_is_an_event_not_a_new_belief(engine: Engine) -> None:
     receipt = engine.dispatch(
         "memory.update_outcome",
         {"id": decision, "outcome": "Worked well; quokka benchmarks fine", "reason": "review"},
-        AGENT,
-        agent_grant(),
+        OWNER,
+        OWNER_GRANT,
     )
     assert receipt["status"] == "active"
     assert event_count(engine) == events + 1
@@ -80,8 +80,8 @@ def test_outcome_is_an_event_not_a_new_belief(engine: Engine) -> None:
 
 
 def test_link_relates_visible_records_only(engine: Engine) -> None:
-    a = save(engine, "Cause record")["judgment_id"]
-    b = save(engine, "Effect record")["judgment_id"]
+    a = save(engine, "Cause record", session=AGENT, grant=agent_grant())["judgment_id"]
+    b = save(engine, "Effect record", session=AGENT, grant=agent_grant())["judgment_id"]
     hidden = save(engine, "Hidden record", scopes=["project:x"])["judgment_id"]
     receipt = engine.dispatch(
         "memory.link",

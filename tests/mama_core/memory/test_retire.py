@@ -111,8 +111,8 @@ def test_only_active_records_can_be_retired(engine: Engine) -> None:
 
 def test_unknown_or_foreign_targets_are_not_found(engine: Engine) -> None:
     foreign = save(engine, "Project beta secret plan", scopes=["project:beta"])["judgment_id"]
-    mine = save(engine, "Project alpha plan", scopes=["project:alpha"])["judgment_id"]
     alpha = agent_grant("project:alpha")
+    mine = save(engine, "Project alpha plan", session=AGENT, grant=alpha)["judgment_id"]
     for target in (foreign, 10_000):
         with pytest.raises(NotFoundError) as info:
             engine.dispatch("memory.retire", {"id": target, "reason": "x"}, AGENT, alpha)
@@ -124,13 +124,19 @@ def test_unknown_or_foreign_targets_are_not_found(engine: Engine) -> None:
 
 
 def test_retiring_a_record_bound_to_foreign_scopes_is_refused(engine: Engine) -> None:
-    shared = save(engine, "Shared rule", scopes=["project:alpha", "project:beta"])["judgment_id"]
+    both = agent_grant("project:alpha", "project:beta")
+    shared = save(
+        engine,
+        "Shared note",
+        scopes=["project:alpha", "project:beta"],
+        session=AGENT,
+        grant=both,
+    )["judgment_id"]
     with pytest.raises(ScopeDeniedError) as info:
         engine.dispatch(
             "memory.retire", {"id": shared, "reason": "x"}, AGENT, agent_grant("project:alpha")
         )
     assert info.value.details["scopes"] == ["project:beta"]
-    both = agent_grant("project:alpha", "project:beta")
     assert (
         engine.dispatch("memory.retire", {"id": shared, "reason": "x"}, AGENT, both)["status"]
         == "stale"

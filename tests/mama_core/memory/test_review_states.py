@@ -187,8 +187,8 @@ def test_a_linked_supersedes_edge_does_not_replace_on_approval(engine: Engine) -
     engine.dispatch(
         "memory.link",
         {"src": proposal["judgment_id"], "dst": rule, "kind": "supersedes"},
-        SOURCE_TURN_AGENT,
-        agent_grant(),
+        OWNER,
+        OWNER_GRANT,
     )
     engine.dispatch("review.approve", {"id": proposal["judgment_id"]}, OWNER, OWNER_GRANT)
     assert set(search_ids(engine, "standups")) == {rule, proposal["judgment_id"]}

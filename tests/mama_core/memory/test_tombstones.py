@@ -3,6 +3,8 @@ overlapping scope, by exact text or near-duplicate wording, until lifted."""
 
 from __future__ import annotations
 
+from uuid import uuid4
+
 import pytest
 
 from mama_core.embeddings import Embedder
@@ -11,8 +13,12 @@ from mama_core.memory import (
     EngineConfig,
     InvalidTransitionError,
     NotGrantedError,
+    SessionFacts,
     TombstonedError,
 )
+from mama_core.memory.records import load_visible
+from mama_core.memory.tombstones import create_tombstone
+from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store import Store
 from tests.mama_core.memory.helpers import (
     AGENT,
@@ -153,3 +159,67 @@ def test_the_threshold_comes_from_the_config(store: Store, embedder: Embedder) -
         )
         with pytest.raises(TombstonedError):
             save(strict, RULE, "preference", applies_when=WHEN)
+
+
+def _tombstone_made_by(engine: Engine, session: SessionFacts, judgment_id: int) -> int:
+    """A tombstone written by the one writer with ``session`` as the event's actor: how
+    a store holds one an agent made before tombstones became the owner's alone."""
+
+    def apply(tx: Tx) -> Applied:
+        target = load_visible(tx.conn, judgment_id, tx.grant)
+        made = create_tombstone(tx, target, "the agent thought so", engine.embedder.model_id)
+        return Applied(target.id, {"tombstone_id": made}, {"tombstone_id": made})
+
+    command = Command("memory.tombstone", uuid4().hex, "0" * 64, session, agent_grant(), apply)
+    return int(engine._writer.submit(command).result().receipt["tombstone_id"])
+
+
+def test_the_refusal_names_who_made_the_tombstone(engine: Engine) -> None:
+    owners = _tombstoned_rule(engine)
+    with pytest.raises(TombstonedError) as info:
+        save(engine, RULE, "preference", applies_when=WHEN)
+    assert "something the owner retired" in info.value.message
+    assert f"mama tombstones lift {owners['tombstone_id']}" in info.value.message
+    assert info.value.details["created_by"] == {"kind": "owner", "name": "owner"}
+
+    fact = save(engine, "Builds run on the blue runner", session=AGENT, grant=agent_grant())
+    agents = _tombstone_made_by(engine, AGENT, fact["judgment_id"])
+    with pytest.raises(TombstonedError) as info:
+        save(engine, "builds run on the blue runner")
+    assert info.value.details["tombstone_id"] == agents
+    assert info.value.details["created_by"] == {"kind": "agent", "name": "claude-code"}
+    assert "the agent claude-code tombstoned" in info.value.message
+    assert "the owner" not in info.value.message.split("forbade")[0]
+
+
+def test_the_owner_lists_tombstones_with_what_they_block(engine: Engine) -> None:
+    first = _tombstoned_rule(engine, ["project:alpha"])
+    fact = save(engine, "The door code changes weekly", scopes=["project:beta"])["judgment_id"]
+    second = engine.dispatch(
+        "memory.tombstone", {"id": fact, "reason": "stop keeping it"}, OWNER, OWNER_GRANT
+    )["tombstone_id"]
+    engine.dispatch(
+        "tombstone.lift",
+        {"tombstone_id": first["tombstone_id"], "reason": "fine"},
+        OWNER,
+        OWNER_GRANT,
+    )
+    engine.dispatch("memory.purge", {"id": fact, "reason": "erase it"}, OWNER, OWNER_GRANT)
+
+    listed = engine.dispatch("tombstone.list", {}, OWNER, OWNER_GRANT)["tombstones"]
+    assert [t["id"] for t in listed] == [second, first["tombstone_id"]]
+    erased, lifted = listed
+    assert lifted["text"] == RULE and lifted["scopes"] == ["project:alpha"]
+    assert lifted["reason"] == "we switched to tabs" and lifted["made_by_action"] == "memory.retire"
+    assert lifted["created_by"] == {"kind": "owner", "name": "owner", "turn": "cli"}
+    assert lifted["lifted"] and lifted["lift_reason"] == "fine"
+    assert lifted["lifted_by"]["kind"] == "owner"
+    assert erased["text"] is None and erased["text_erased"] and not erased["lifted"]
+    assert erased["scopes"] == ["project:beta"] and erased["status"] == "purged"
+
+    active = engine.dispatch("tombstone.list", {"include_lifted": False}, OWNER, OWNER_GRANT)
+    assert [t["id"] for t in active["tombstones"]] == [second]
+    by_record = engine.dispatch("tombstone.list", {"judgment_id": fact}, OWNER, OWNER_GRANT)
+    assert [t["id"] for t in by_record["tombstones"]] == [second]
+    with pytest.raises(NotGrantedError):
+        engine.dispatch("tombstone.list", {}, AGENT, agent_grant())

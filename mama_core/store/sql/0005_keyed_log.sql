@@ -38,6 +38,8 @@ CREATE INDEX edges_event ON edges (event_id);
 CREATE INDEX tombstones_event ON tombstones (event_id);
 CREATE INDEX tombstones_lift_event ON tombstones (lift_event_id);
 CREATE INDEX checkpoints_event ON checkpoints (event_id);
+CREATE INDEX change_proposals_event ON change_proposals (event_id);
+CREATE INDEX change_proposals_resolved_event ON change_proposals (resolved_event_id);
 
 -- Seals: mama_seal() is the keyed hash of a row, registered on every store
 -- connection (never stored). The triggers seal each insert and each legitimate

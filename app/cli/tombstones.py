@@ -1,0 +1,90 @@
+"""``mama tombstones list`` and ``mama tombstones lift ID``: the owner sees which
+retired texts are kept from coming back, who made each tombstone, and lifts one.
+
+Both are owner actions through the catalog (``tombstone.list``,
+``tombstone.lift``), so a lift gets its receipt and event like any other change.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from app.cli.context import CliContext
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+
+
+@click.group()
+def tombstones() -> None:
+    """Retired texts that may not be saved again: list them, lift one."""
+
+
+@tombstones.command("list")
+@click.option("--active", "active_only", is_flag=True, help="Only tombstones not lifted.")
+@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+@click.pass_obj
+def list_command(obj: CliContext, active_only: bool, limit: int, as_json: bool) -> None:
+    """List tombstones, newest first: what each blocks, who made it, whether lifted."""
+    payload: dict[str, Any] = {"limit": limit, "include_lifted": not active_only}
+    result = obj.owner_dispatch("tombstone.list", payload)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, sort_keys=True))
+        return
+    entries = result.get("tombstones", [])
+    if not entries:
+        click.echo("no tombstones")
+        return
+    click.echo("\n".join(entry_text(entry) for entry in entries))
+
+
+@tombstones.command("lift")
+@click.argument("tombstone_id", type=click.IntRange(min=1))
+@click.option("--reason", default="lifted by the owner", show_default=True)
+@json_option
+@click.pass_obj
+def lift_command(obj: CliContext, tombstone_id: int, reason: str, as_json: bool) -> None:
+    """Lift tombstone TOMBSTONE_ID: its text may be saved again."""
+    result = obj.owner_dispatch("tombstone.lift", {"tombstone_id": tombstone_id, "reason": reason})
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, sort_keys=True, default=str))
+        return
+    replay = " (already done earlier; nothing changed)" if result.get("replayed") else ""
+    click.echo(f"lifted tombstone {tombstone_id} (event {result.get('event_id')}){replay}")
+
+
+def entry_text(entry: dict[str, Any]) -> str:
+    """A tombstone as a few lines for a person."""
+    if entry.get("text_erased"):
+        blocks = "(text erased; its fingerprint still blocks the same words)"
+    elif entry.get("text") is None:
+        blocks = "(text unknown)"
+    else:
+        blocks = json.dumps(entry["text"], ensure_ascii=False)
+    record = f" from #{entry['judgment_id']}" if entry.get("judgment_id") is not None else ""
+    state = "active" if not entry.get("lifted") else "lifted"
+    lines = [
+        f"tombstone {entry['id']} [{state}]{record}: {blocks}",
+        f"  scopes: {', '.join(entry.get('scopes') or []) or '-'}",
+        f"  made by {actor_text(entry.get('created_by') or {})} "
+        f"at {entry.get('created_at')} ({entry.get('made_by_action')})",
+        f"  reason: {entry.get('reason')}",
+    ]
+    if entry.get("lifted"):
+        why = f": {entry['lift_reason']}" if entry.get("lift_reason") else ""
+        lines.append(
+            f"  lifted by {actor_text(entry.get('lifted_by') or {})} at {entry.get('lifted_at')}"
+            + why
+        )
+    return "\n".join(lines)
+
+
+def actor_text(actor: dict[str, Any]) -> str:
+    """``the owner (cli)``, ``the agent claude-code (owner_message)``."""
+    from mama_core.memory.tombstones import describe_actor
+
+    turn = actor.get("turn")
+    return describe_actor(actor) + (f" ({turn})" if turn else "")

@@ -1,0 +1,125 @@
+"""memory.quotes (owner): the observations that quote a judgment, so purging the
+judgment can offer to purge them too.
+
+An unpurged observation *quotes* judgment J when
+
+- ``source``: J's provenance names it (``obs:N``): the message J was saved from;
+- ``reply``: it is the text MAMA sent back (reply or notice) for the input whose
+  observation is J's source — the answer of the turn that saved J;
+- ``text``: its text contains J's summary, or J's details when they are at least
+  ``MIN_DETAILS`` characters — compared without case and with runs of
+  whitespace collapsed. This finds the owner's messages that state it
+  (``/remember …``), MAMA's replies and review cards' texts that repeat it,
+  and connector items that contain it.
+
+A proposal card (a delivery with ``judgment_id``) keeps no text of its own: it is
+rendered from the judgment, so purging the judgment erases it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mama_core.memory.calls import Call, Env
+from mama_core.memory.inputs import QuotesInput
+from mama_core.memory.observation_reads import COLUMNS, observation_dict
+from mama_core.memory.purge import predecessors
+from mama_core.memory.records import Judgment, load_visible
+from mama_core.store.connection import Connection
+
+MIN_SUMMARY = 4
+MIN_DETAILS = 20
+SOURCE_PREFIX = "obs:"
+
+
+def normalised(text: str) -> str:
+    """Case-folded, with every run of whitespace one space."""
+    return " ".join(text.casefold().split())
+
+
+def _needles(j: Judgment) -> list[str]:
+    needles = []
+    summary = normalised(j.summary)
+    if len(summary) >= MIN_SUMMARY:
+        needles.append(summary)
+    details = normalised(j.details)
+    if len(details) >= MIN_DETAILS:
+        needles.append(details)
+    return needles
+
+
+def _source_ids(j: Judgment) -> list[int]:
+    refs = j.provenance.get("source_refs") or []
+    ids = []
+    for ref in refs:
+        if isinstance(ref, str) and ref.startswith(SOURCE_PREFIX):
+            number = ref[len(SOURCE_PREFIX) :]
+            if number.isdigit():
+                ids.append(int(number))
+    return ids
+
+
+def _reply_ids(conn: Connection, source_ids: Iterable[int]) -> list[int]:
+    ids = list(source_ids)
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        "SELECT d.observation_id FROM deliveries d JOIN mailbox m ON m.id = d.input_id "
+        f"WHERE m.observation_id IN ({marks}) AND d.observation_id IS NOT NULL",
+        ids,
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def quoting(conn: Connection, judgments: list[Judgment]) -> list[dict[str, Any]]:
+    """The unpurged observations quoting any of ``judgments``, oldest first, each with
+    ``quotes`` (the judgment ids) and ``why`` (source, reply, text)."""
+    found: dict[int, dict[str, set[Any]]] = {}
+
+    def note(observation_id: int, judgment_id: int, why: str) -> None:
+        entry = found.setdefault(observation_id, {"quotes": set(), "why": set()})
+        entry["quotes"].add(judgment_id)
+        entry["why"].add(why)
+
+    needles = [(j.id, n) for j in judgments for n in _needles(j)]
+    for j in judgments:
+        sources = _source_ids(j)
+        for oid in sources:
+            note(oid, j.id, "source")
+        for oid in _reply_ids(conn, sources):
+            note(oid, j.id, "reply")
+    if needles:
+        cursor = conn.execute("SELECT id, text FROM observations WHERE purged_at IS NULL")
+        for oid, text in cursor:
+            flat = normalised(str(text))
+            for jid, needle in needles:
+                if needle in flat:
+                    note(int(oid), jid, "text")
+    if not found:
+        return []
+    marks = ", ".join("?" for _ in found)
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM observations o WHERE o.id IN ({marks}) "
+        "AND o.purged_at IS NULL ORDER BY o.id",
+        list(found),
+    ).fetchall()
+    result = []
+    for row in rows:
+        item = observation_dict(row)
+        entry = found[item["id"]]
+        item["quotes"] = sorted(entry["quotes"])
+        item["why"] = sorted(entry["why"])
+        result.append(item)
+    return result
+
+
+def quotes(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+    inp = call.input
+    assert isinstance(inp, QuotesInput)
+    target = load_visible(conn, inp.id, call.grant)
+    chain = [target]
+    if inp.include_chain:
+        chain += [load_visible(conn, pid, call.grant) for pid in predecessors(conn, target.id)]
+    return {"id": target.id, "observations": quoting(conn, chain)}
