@@ -75,6 +75,12 @@ def build_busy_store(home: Path, embedder: Embedder) -> dict[str, int]:
             engine, "Prefer long meetings", "preference", session=AGENT, grant=agent_grant()
         )["judgment_id"]
         owner("review.reject", {"id": ids["proposal"], "reason": "we do not"})
+        ids["change"] = engine.dispatch(  # an agent's retire of the owner's record waits
+            "memory.retire",
+            {"id": ids["standup"], "reason": "moved to eleven", "status": "stale"},
+            AGENT,
+            agent_grant(),
+        )["change_id"]
         ids["mail"] = owner(
             "observation.record",
             {"source": "gmail", "external_id": "m1", "text": "a mail", "author": "a@example.com"},
@@ -155,6 +161,7 @@ def test_the_untampered_busy_store_verifies(busy_home: tuple[Path, dict]) -> Non
                 "telegram_owner",
                 "event_texts",
                 "embeddings",
+                "change_proposals",
             )
         }
     assert all(n > 0 for n in counts.values()), counts

@@ -239,6 +239,11 @@ TAMPERS: tuple[Tamper, ...] = (
         "the trigger judgments_no_delete differs",
     ),
     Tamper(
+        "proposed_change_approved_by_sql",
+        ("UPDATE change_proposals SET state = 'approved' WHERE id = {change}",),
+        "change_proposals row {change} was altered",
+    ),
+    Tamper(
         "reason_rewritten",
         (
             "DROP TRIGGER IF EXISTS event_texts_erase_only",
