@@ -52,7 +52,8 @@ class CliContext:
     def store(self) -> Store:
         """The store, opened once per command and closed when it ends."""
         if self._store is None:
-            self._store = Store.open(self.db_path, self.key.key)
+            # A command may only read: another process's write lock must not stop it.
+            self._store = Store.open(self.db_path, self.key.key, check_writable=False)
             click.get_current_context().call_on_close(self._store.close)
         return self._store
 

@@ -11,11 +11,14 @@ import os
 import platform
 import time
 from importlib import metadata
+from typing import Any
 
 import click
 
 from app.cli.context import CliContext
+from app.cli.display import json_text, terminal_text
 from app.cli.observations import purge_state_line
+from mama_core.memory.purge_pending import pending_purge
 from mama_core.recall import count_missing
 from mama_core.store import latest_version
 
@@ -36,49 +39,99 @@ def _sqlcipher_versions(store_conn: object) -> str:
     return f"SQLCipher {cipher}, SQLite {sqlite}"
 
 
+class DoctorReport:
+    """What doctor found: lines for a person, or with ``--json`` one object at the end."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.facts: dict[str, Any] = {}
+
+    def add(self, name: str, value: Any, line: str) -> None:
+        """Record fact ``name``; print ``line`` now unless the report is JSON."""
+        self.facts[name] = value
+        if not self.as_json:
+            click.echo(terminal_text(line))
+
+    def finish(self) -> None:
+        if self.as_json:
+            click.echo(json_text({"ok": True, **self.facts}))
+        else:
+            click.echo("all checks passed")
+
+
 @click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 @click.pass_obj
-def doctor(obj: CliContext) -> None:
+def doctor(obj: CliContext, as_json: bool = False) -> None:
     """Check the installation: store, key and embedding model."""
-    echo = click.echo
-    echo(f"MAMA {_version('mama')} on Python {platform.python_version()} ({platform.system()})")
-    echo(
-        "  packages: "
-        + ", ".join(
-            f"{name} {_version(name)}"
-            for name in ("sqlcipher3", "llama-cpp-python", "PySide6-Essentials", "numpy")
-        )
+    report = DoctorReport(as_json)
+    packages = {
+        name: _version(name)
+        for name in ("sqlcipher3", "llama-cpp-python", "PySide6-Essentials", "numpy")
+    }
+    report.add(
+        "mama",
+        {"version": _version("mama"), "python": platform.python_version(), "os": platform.system()},
+        f"MAMA {_version('mama')} on Python {platform.python_version()} ({platform.system()})",
     )
-    echo(f"data folder: {obj.paths.home}")
-    echo(f"cache folder: {obj.paths.cache}")
+    report.add(
+        "packages",
+        packages,
+        "  packages: " + ", ".join(f"{name} {version}" for name, version in packages.items()),
+    )
+    report.add("data_folder", str(obj.paths.home), f"data folder: {obj.paths.home}")
+    report.add("cache_folder", str(obj.paths.cache), f"cache folder: {obj.paths.cache}")
     key = obj.key
-    echo(f"key: from {key.describe()}")
+    report.add("key_source", key.describe(), f"key: from {key.describe()}")
     store = obj.store()
-    echo(
-        f"store: {store.path} (schema {store.schema_version} of {latest_version()}, "
-        f"{_sqlcipher_versions(store.conn)})"
+    versions = _sqlcipher_versions(store.conn)
+    report.add(
+        "store",
+        {
+            "path": str(store.path),
+            "schema": store.schema_version,
+            "latest_schema": latest_version(),
+            "engine": versions,
+        },
+        f"store: {store.path} (schema {store.schema_version} of {latest_version()}, {versions})",
     )
-    echo(purge_state_line(store.conn))
+    report.add("purge_pending", pending_purge(store.conn) is not None, purge_state_line(store.conn))
     embedder = obj.embedder()
     vector = embedder.embed_one(PROBE_SENTENCE)  # the first call loads the model
     start = time.perf_counter()
     vector = embedder.embed_one(PROBE_SENTENCE)
     probe_ms = (time.perf_counter() - start) * 1000
-    echo(f"model: {embedder.model_id} ({embedder.model_path}, dimension {embedder.dim})")
-    echo(f"embed probe: {probe_ms:.1f} ms for one sentence (norm {float((vector**2).sum()):.3f})")
+    report.add(
+        "model",
+        {"id": embedder.model_id, "path": str(embedder.model_path), "dimension": embedder.dim},
+        f"model: {embedder.model_id} ({embedder.model_path}, dimension {embedder.dim})",
+    )
+    norm = float((vector**2).sum())
+    report.add(
+        "embed_probe",
+        {"ms": round(probe_ms, 1), "norm": round(norm, 3)},
+        f"embed probe: {probe_ms:.1f} ms for one sentence (norm {norm:.3f})",
+    )
     cache = obj.engine().recall().cache
     if cache is not None:
         missing = count_missing(store.conn, embedder.model_id)
-        echo(
+        report.add(
+            "vector_cache",
+            {
+                "vectors": cache.vector_count,
+                "bytes": cache.nbytes,
+                "dtype": cache.dtype.name,
+                "missing": missing,
+            },
             f"vector cache: {cache.vector_count} vectors, {cache.nbytes / 1e6:.1f} MB "
             f"({cache.dtype.name}); {missing} memories lack a vector"
-            + (" (run 'mama reindex')" if missing else "")
+            + (" (run 'mama reindex')" if missing else ""),
         )
-    _agent(obj)
-    echo("all checks passed")
+    _agent(obj, report)
+    report.finish()
 
 
-def _agent(obj: CliContext) -> None:
+def _agent(obj: CliContext, report: DoctorReport) -> None:
     """The agent backend, whether a runtime serves this folder, and Telegram's set-up."""
     from app.runtime.host import runtime_running
     from app.runtime.state import stored_pause
@@ -98,7 +151,15 @@ def _agent(obj: CliContext) -> None:
         paused = " (paused)" if stored_pause(db) else ""
     finally:
         db.close()
-    click.echo(f"agent: {settings.agent_backend}{model}{paused}; runtime {serving}")
+    report.add(
+        "agent",
+        {
+            "backend": settings.agent_backend,
+            "paused": bool(paused),
+            "runtime_running": serving.startswith("running"),
+        },
+        f"agent: {settings.agent_backend}{model}{paused}; runtime {serving}",
+    )
     if os.environ.get(ENV_TOKEN, "").strip():
         token = f"bot token from {ENV_TOKEN}"
     elif telegram_token():
@@ -106,4 +167,8 @@ def _agent(obj: CliContext) -> None:
     else:
         token = "no bot token"
     paired = f"paired with @{owner.username}" if owner and owner.username else "not paired"
-    click.echo(f"telegram: {token}, {paired}")
+    report.add(
+        "telegram",
+        {"token": token, "paired": owner is not None, "owner": owner.username if owner else None},
+        f"telegram: {token}, {paired}",
+    )

@@ -13,6 +13,7 @@ import sys
 import click
 
 from app.cli.context import CliContext
+from app.cli.display import terminal_text
 from app.cli.doctor import doctor
 from app.cli.mcp_commands import hook, mcp
 from app.cli.memory import COMMANDS as MEMORY_COMMANDS
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="mama", standalone_mode=False)
     except MamaError as exc:
         log.info("command failed: %s: %s", exc.code, exc.message)
-        click.echo(f"mama: {exc.code}: {exc.message}", err=True)
+        click.echo(terminal_text(f"mama: {exc.code}: {exc.message}"), err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("mama: aborted", err=True)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from app.cli.context import CliContext
+from app.cli.display import json_line_text, json_text, terminal_text
+from app.cli.export_target import check_export_target, export_error
+from app.cli.params import ROW_ID
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 
@@ -30,7 +34,7 @@ class ConfirmationRequired(MamaError):
 
 def _emit(result: dict[str, Any], as_json: bool, text: str) -> None:
     if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, sort_keys=True, default=str))
+        click.echo(json_text(result))
     else:
         click.echo(text)
 
@@ -60,7 +64,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON o
 )
 @click.option("--applies-when", default=None, help="When guidance applies (guidance kinds).")
 @click.option("--step", "steps", multiple=True, help="A workflow step, in order (repeatable).")
-@click.option("--replaces", "replaces", multiple=True, type=int, help="Id this revises.")
+@click.option("--replaces", "replaces", multiple=True, type=ROW_ID, help="Id this revises.")
 @json_option
 @click.pass_obj
 def remember(
@@ -112,14 +116,17 @@ def search(
         payload["kinds"] = list(kinds)
     result = _owner(obj, "memory.search", payload)
     lines = [
-        f"#{hit['id']} [{hit['kind']}] {hit['summary']}  ({', '.join(hit.get('scopes', []))})"
+        terminal_text(
+            f"#{hit['id']} [{hit['kind']}] {hit['summary']}  ({', '.join(hit.get('scopes', []))})"
+        )
         for hit in result.get("results", [])
     ]
     _emit(result, as_json, "\n".join(lines) if lines else "nothing found")
 
 
 def _record_text(record: dict[str, Any]) -> str:
-    lines = [f"#{record['id']} [{record['kind']}] {record['status']}: {record['summary']}"]
+    show = terminal_text
+    lines = [show(f"#{record['id']} [{record['kind']}] {record['status']}: {record['summary']}")]
     for name in (
         "topic",
         "details",
@@ -131,12 +138,12 @@ def _record_text(record: dict[str, Any]) -> str:
         "involvement",
     ):
         if record.get(name):
-            lines.append(f"  {name}: {record[name]}")
+            lines.append(f"  {name}: {show(record[name])}")
     if record.get("steps"):
-        lines.extend(f"  step {i}: {s}" for i, s in enumerate(record["steps"], start=1))
-    lines.append(f"  scopes: {', '.join(record.get('scopes', []))}")
+        lines.extend(f"  step {i}: {show(s)}" for i, s in enumerate(record["steps"], start=1))
+    lines.append(f"  scopes: {show(', '.join(record.get('scopes', [])))}")
     if record.get("provenance"):
-        lines.append(f"  provenance: {json.dumps(record['provenance'], sort_keys=True)}")
+        lines.append(f"  provenance: {show(json.dumps(record['provenance'], sort_keys=True))}")
     change = record.get("pending_change")
     if change:
         lines.append(_pending_change_text(record["id"], change))
@@ -149,14 +156,15 @@ def _pending_change_text(judgment_id: int, change: dict[str, Any]) -> str:
     who = by.get("name") or by.get("kind") or "someone"
     turn = f" ({by['turn']} turn)" if by.get("turn") else ""
     return (
-        f"  waiting for you: {who}{turn} proposes to {change.get('description', '')}\n"
+        f"  waiting for you: {terminal_text(who)}{turn} proposes to "
+        f"{terminal_text(change.get('description', ''))}\n"
         f"    mama approve {judgment_id}   applies it as your own change\n"
         f"    mama reject {judgment_id} --reason TEXT   leaves #{judgment_id} as it is"
     )
 
 
 @click.command()
-@click.argument("judgment_id", type=int)
+@click.argument("judgment_id", type=ROW_ID)
 @json_option
 @click.pass_obj
 def show(obj: CliContext, judgment_id: int, as_json: bool) -> None:
@@ -166,7 +174,7 @@ def show(obj: CliContext, judgment_id: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("judgment_id", type=int)
+@click.argument("judgment_id", type=ROW_ID)
 @json_option
 @click.pass_obj
 def history(obj: CliContext, judgment_id: int, as_json: bool) -> None:
@@ -174,19 +182,23 @@ def history(obj: CliContext, judgment_id: int, as_json: bool) -> None:
     result = _owner(obj, "memory.read", {"id": judgment_id})
     lines = [_record_text(result["record"])]
     for older in result.get("history", []):
-        lines.append(f"  replaced: #{older['id']} {older['status']}: {older['summary']}")
+        lines.append(
+            terminal_text(f"  replaced: #{older['id']} {older['status']}: {older['summary']}")
+        )
     for event in result.get("events", []):
         reason = (event.get("payload") or {}).get("reason")
         because = f": {reason}" if reason else ""  # "(erased)" once a purge took it
-        lines.append(f"  event {event['id']} {event['at']} {event['action']}{because}")
+        lines.append(
+            terminal_text(f"  event {event['id']} {event['at']} {event['action']}{because}")
+        )
     _emit(result, as_json, "\n".join(lines))
 
 
 @click.command()
-@click.argument("judgment_id", type=int)
+@click.argument("judgment_id", type=ROW_ID)
 @click.option("--reason", required=True, help="Why it no longer holds.")
 @click.option("--status", type=click.Choice(RETIRE_STATUSES), default="stale", show_default=True)
-@click.option("--by", "successor", type=int, default=None, help="The record that replaces it.")
+@click.option("--by", "successor", type=ROW_ID, default=None, help="The record that replaces it.")
 @click.option("--forbid-resave", is_flag=True, help="Don't let it come back (tombstone).")
 @json_option
 @click.pass_obj
@@ -210,7 +222,7 @@ def retire(
 
 
 @click.command()
-@click.argument("judgment_id", type=int)
+@click.argument("judgment_id", type=ROW_ID)
 @json_option
 @click.pass_obj
 def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
@@ -221,7 +233,7 @@ def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("judgment_id", type=int)
+@click.argument("judgment_id", type=ROW_ID)
 @click.option("--reason", required=True)
 @click.option("--forbid-resave", is_flag=True, help="Don't let it come back (tombstone).")
 @json_option
@@ -250,36 +262,49 @@ def verify(obj: CliContext, as_json: bool) -> None:
         problems = [exc.message]
     ok = not problems
     result = {"ok": ok, "problems": problems}
-    _emit(result, as_json, "all checks passed" if ok else "\n".join(problems))
+    _emit(result, as_json, "all checks passed" if ok else "\n".join(map(terminal_text, problems)))
     if not ok:
         sys.exit(VERIFY_FAILED)
 
 
 @click.command()
-@click.option("--out", type=click.Path(dir_okay=False, writable=True), default=None)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@json_option
 @click.pass_obj
-def export(obj: CliContext, out: str | None) -> None:
-    """Write every record as JSON lines (stdout, or --out FILE)."""
+def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
+    """Write every record as JSON lines (stdout, or --out FILE).
+
+    The lines are JSON either way; with --out, --json prints the count as JSON.
+    """
+    if out is not None:
+        check_export_target(out)
     reader = obj.store().reader()
     try:
         if out is None:
             for line in export_lines(reader):
-                click.echo(line)
+                click.echo(json_line_text(line))
             return
         count = 0
-        with open(out, "w", encoding="utf-8") as fh:
-            for line in export_lines(reader):
-                fh.write(line + "\n")
-                count += 1
-        click.echo(f"exported {count} records to {out}", err=True)
+        try:
+            with out.open("w", encoding="utf-8") as fh:
+                for line in export_lines(reader):
+                    fh.write(line + "\n")
+                    count += 1
+        except OSError as exc:
+            raise export_error(out, exc) from exc
+        if as_json:
+            click.echo(json_text({"exported": count, "out": str(out)}))
+        else:
+            click.echo(f"exported {count} records to {terminal_text(out)}", err=True)
     finally:
         reader.close()
 
 
 @click.command()
 @click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 1024))
+@json_option
 @click.pass_obj
-def reindex(obj: CliContext, batch: int) -> None:
+def reindex(obj: CliContext, batch: int, as_json: bool) -> None:
     """Embed every memory that lacks a vector for the configured model.
 
     Run it after changing the embedding model. It commits batch by batch, so an
@@ -292,6 +317,14 @@ def reindex(obj: CliContext, batch: int) -> None:
     store, embedder = obj.store(), obj.embedder()
     with model_progress() as progress:
         result = reembed(store, embedder, progress, batch=batch)
+    if as_json:
+        counts = {
+            "embedded": result.embedded,
+            "model_id": result.model_id,
+            "remaining": result.remaining,
+        }
+        click.echo(json_text(counts))
+        return
     click.echo(
         f"embedded {result.embedded} memories with {result.model_id}; "
         f"{result.remaining} still without a vector"

@@ -16,7 +16,9 @@ from typing import Any
 import click
 
 from app.cli.context import CliContext
+from app.cli.display import terminal_text
 from app.cli.memory import ConfirmationRequired, json_option
+from app.cli.params import ROW_ID
 from mama_core.memory.errors import InvalidInputError
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.store.connection import Connection
@@ -26,8 +28,8 @@ PREVIEW = 80
 
 
 def printable(text: str) -> str:
-    """``text`` safe for a terminal: control characters (escape sequences) shown escaped."""
-    return "".join(ch if ch in "\n\t" or ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    """``text`` safe for a terminal: escape sequences and invisible marks shown escaped."""
+    return "\n".join(terminal_text(line) for line in text.split("\n"))
 
 
 def _emit(result: dict[str, Any], as_json: bool, text: str) -> None:
@@ -91,12 +93,12 @@ def _confirm(question: str, refusal: str, shown: list[str]) -> None:
 
 
 @click.command()
-@click.argument("judgment_id", type=click.IntRange(min=1), required=False)
+@click.argument("judgment_id", type=ROW_ID, required=False)
 @click.option(
     "--observation",
     "observation_ids",
     multiple=True,
-    type=click.IntRange(min=1),
+    type=ROW_ID,
     help="Erase this message (observation) too; repeatable; alone, without a memory id.",
 )
 @click.option("--reason", default=DEFAULT_REASON, show_default=True)
@@ -192,7 +194,7 @@ def observations() -> None:
 
 @observations.command("list")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500))
-@click.option("--before", "before_id", type=click.IntRange(min=1), help="Only ids below this.")
+@click.option("--before", "before_id", type=ROW_ID, help="Only ids below this.")
 @click.option("--source", default=None, help="Only this source (e.g. telegram).")
 @click.option("--all", "include_purged", is_flag=True, help="Include purged ones (no text).")
 @json_option
@@ -217,7 +219,7 @@ def observations_list(
 
 
 @observations.command("show")
-@click.argument("observation_id", type=click.IntRange(min=1))
+@click.argument("observation_id", type=ROW_ID)
 @json_option
 @click.pass_obj
 def observations_show(obj: CliContext, observation_id: int, as_json: bool) -> None:
@@ -233,7 +235,7 @@ def observations_show(obj: CliContext, observation_id: int, as_json: bool) -> No
 
 
 @observations.command("purge")
-@click.argument("observation_ids", nargs=-1, required=True, type=click.IntRange(min=1))
+@click.argument("observation_ids", nargs=-1, required=True, type=ROW_ID)
 @click.option("--reason", default=DEFAULT_REASON, show_default=True)
 @click.option("--yes", is_flag=True, help="Confirm: the text is erased for good.")
 @json_option

@@ -8,15 +8,21 @@ import json
 import click
 
 from app.cli.context import CliContext
+from app.cli.display import json_text
+from app.cli.memory import json_option
 
 
 @click.command()
+@json_option
 @click.pass_obj
-def daemon(obj: CliContext) -> None:
-    """Run MAMA headless: the mailbox, the agent and Telegram, until stopped."""
+def daemon(obj: CliContext, as_json: bool) -> None:
+    """Run MAMA headless: the mailbox, the agent and Telegram, until stopped.
+
+    With --json the ready line is a JSON object.
+    """
     from app.runtime.daemon import run_daemon
 
-    run_daemon(obj.paths, obj.settings)
+    run_daemon(obj.paths, obj.settings, as_json)
 
 
 @click.group()
@@ -25,8 +31,9 @@ def telegram() -> None:
 
 
 @telegram.command("pair-code")
+@json_option
 @click.pass_obj
-def pair_code(obj: CliContext) -> None:
+def pair_code(obj: CliContext, as_json: bool) -> None:
     """Show a one-time code; send /pair CODE to the bot within ten minutes."""
     from app.runtime.transaction import RuntimeDb
     from app.telegram.pairing import CODE_TTL, Pairing
@@ -38,6 +45,10 @@ def pair_code(obj: CliContext) -> None:
     finally:
         db.close()
     minutes = int(CODE_TTL.total_seconds() // 60)
+    if as_json:
+        seconds = int(CODE_TTL.total_seconds())
+        click.echo(json_text({"code": code, "command": f"/pair {code}", "expires_in_s": seconds}))
+        return
     click.echo(f"Send this to your MAMA bot in Telegram within {minutes} minutes:")
     click.echo(f"/pair {code}")
 
@@ -117,20 +128,22 @@ def agent() -> None:
 
 
 @agent.command("pause")
+@json_option
 @click.pass_obj
-def agent_pause(obj: CliContext) -> None:
+def agent_pause(obj: CliContext, as_json: bool) -> None:
     """Take no new messages until resumed; they wait in the mailbox."""
-    _set_paused(obj, True)
+    _set_paused(obj, True, as_json)
 
 
 @agent.command("resume")
+@json_option
 @click.pass_obj
-def agent_resume(obj: CliContext) -> None:
+def agent_resume(obj: CliContext, as_json: bool) -> None:
     """Answer the waiting messages and new ones again."""
-    _set_paused(obj, False)
+    _set_paused(obj, False, as_json)
 
 
-def _set_paused(obj: CliContext, paused: bool) -> None:
+def _set_paused(obj: CliContext, paused: bool, as_json: bool) -> None:
     from app.runtime.host import runtime_running
     from app.runtime.state import store_pause
     from app.runtime.transaction import RuntimeDb
@@ -142,7 +155,10 @@ def _set_paused(obj: CliContext, paused: bool) -> None:
     finally:
         db.close()
     state = "paused" if paused else "resumed"
-    if runtime_running(obj.paths):
+    running = runtime_running(obj.paths)
+    if as_json:
+        click.echo(json_text({"paused": paused, "runtime_running": running}))
+    elif running:
         click.echo(f"Agent {state}; the running MAMA follows within a second.")
     else:
         click.echo(f"Agent {state}; MAMA will start that way.")

@@ -13,6 +13,8 @@ from typing import Any
 import click
 
 from app.cli.context import CliContext
+from app.cli.display import json_text, terminal_text
+from app.cli.params import ROW_ID
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
@@ -32,7 +34,7 @@ def list_command(obj: CliContext, active_only: bool, limit: int, as_json: bool) 
     payload: dict[str, Any] = {"limit": limit, "include_lifted": not active_only}
     result = obj.owner_dispatch("tombstone.list", payload)
     if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, sort_keys=True))
+        click.echo(json_text(result))
         return
     entries = result.get("tombstones", [])
     if not entries:
@@ -42,7 +44,7 @@ def list_command(obj: CliContext, active_only: bool, limit: int, as_json: bool) 
 
 
 @tombstones.command("lift")
-@click.argument("tombstone_id", type=click.IntRange(min=1))
+@click.argument("tombstone_id", type=ROW_ID)
 @click.option("--reason", default="lifted by the owner", show_default=True)
 @json_option
 @click.pass_obj
@@ -50,7 +52,7 @@ def lift_command(obj: CliContext, tombstone_id: int, reason: str, as_json: bool)
     """Lift tombstone TOMBSTONE_ID: its text may be saved again."""
     result = obj.owner_dispatch("tombstone.lift", {"tombstone_id": tombstone_id, "reason": reason})
     if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, sort_keys=True, default=str))
+        click.echo(json_text(result))
         return
     replay = " (already done earlier; nothing changed)" if result.get("replayed") else ""
     click.echo(f"lifted tombstone {tombstone_id} (event {result.get('event_id')}){replay}")
@@ -79,7 +81,7 @@ def entry_text(entry: dict[str, Any]) -> str:
             f"  lifted by {actor_text(entry.get('lifted_by') or {})} at {entry.get('lifted_at')}"
             + why
         )
-    return "\n".join(lines)
+    return "\n".join(terminal_text(line) for line in lines)
 
 
 def actor_text(actor: dict[str, Any]) -> str:

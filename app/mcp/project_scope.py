@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from mama_core.invisible import hidden_char
 from mama_core.memory import Grant
 from mama_core.scope_names import GLOBAL, is_scope_name
 
@@ -62,8 +63,10 @@ class ProjectBinding:
 
 
 def project_name(name: str) -> str:
-    """``name`` as a scope-safe project name: runs of whitespace become ``-``."""
-    cleaned = _UNSAFE.sub("-", name.strip()).strip("-")
+    """``name`` as a scope-safe project name: runs of whitespace, controls and
+    invisible marks (zero-width, bidi) become ``-``."""
+    marked = "".join("\x00" if hidden_char(c) else c for c in name.strip())
+    cleaned = _UNSAFE.sub("-", marked).strip("-")
     if not cleaned:
         raise ProjectNameError(f"{name!r} cannot be used as a project name")
     return cleaned[:200]

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -28,6 +29,7 @@ from mcp.server.stdio import stdio_server
 
 from app.mcp.project_scope import ProjectBinding
 from app.mcp.tools import call_tool, client_identity, list_tools
+from app.mcp.wire_guard import claimed_stdin, screened_lines
 from mama_core.memory import Engine
 
 log = logging.getLogger(__name__)
@@ -91,11 +93,19 @@ def build_server(engine: Engine, binding: ProjectBinding) -> Server[McpContext]:
 
 
 async def serve_stdio(engine: Engine, binding: ProjectBinding) -> None:
-    """Serve one client over this process's stdin and stdout until it hangs up."""
+    """Serve one client over this process's stdin and stdout until it hangs up.
+
+    Stdin passes through ``wire_guard`` first, so a line the SDK would drop
+    unanswered (invalid JSON, a malformed envelope) gets a JSON-RPC error.
+    """
     server = build_server(engine, binding)
     log.info("serving MCP on stdio, bound to %s", binding.describe())
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    with claimed_stdin() as raw_stdin:
+        lines = screened_lines(raw_stdin)
+        # The SDK only iterates its stdin, which the screened lines do.
+        async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+            lines.answer_with(write_stream.send)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def run_stdio(engine: Engine, binding: ProjectBinding) -> None:

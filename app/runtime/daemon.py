@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import sys
@@ -34,8 +35,12 @@ async def serve(
     settings: Settings,
     stop: asyncio.Event,
     announce: Callable[[str], None] = print,
+    as_json: bool = False,
 ) -> None:
-    """Run the runtime (and Telegram, if configured) until ``stop`` is set."""
+    """Run the runtime (and Telegram, if configured) until ``stop`` is set.
+
+    ``announce`` gets the ready line: words, or with ``as_json`` one JSON object.
+    """
     key = resolve_key(paths.db, None)
     store = Store.open(paths.db, key.key)
     try:
@@ -54,10 +59,19 @@ async def serve(
             try:
                 status = await host.status()
                 paused = ", paused from the tray" if status.paused else ""
-                announce(
-                    f"mama daemon: ready (agent {status.backend}{paused}, "
-                    f"telegram {status.telegram})"
-                )
+                if as_json:
+                    ready = {
+                        "ready": True,
+                        "agent": status.backend,
+                        "paused": status.paused,
+                        "telegram": status.telegram,
+                    }
+                    announce(json.dumps(ready, ensure_ascii=False, sort_keys=True))
+                else:
+                    announce(
+                        f"mama daemon: ready (agent {status.backend}{paused}, "
+                        f"telegram {status.telegram})"
+                    )
                 await stop.wait()
             finally:
                 await host.stop()
@@ -67,7 +81,7 @@ async def serve(
         store.close()
 
 
-def run_daemon(paths: Paths, settings: Settings) -> None:
+def run_daemon(paths: Paths, settings: Settings, as_json: bool = False) -> None:
     """The command's body: log to the data folder and serve until a signal."""
     setup_file_logging(paths.log)
     stderr = logging.StreamHandler(sys.stderr)
@@ -85,6 +99,6 @@ def run_daemon(paths: Paths, settings: Settings) -> None:
         def announce(line: str) -> None:
             print(line, flush=True)
 
-        await serve(paths, settings, stop, announce)
+        await serve(paths, settings, stop, announce, as_json)
 
     asyncio.run(main())

@@ -20,6 +20,8 @@ from pydantic import (
     model_validator,
 )
 
+from mama_core.ids import MAX_ID
+from mama_core.invisible import has_visible_char
 from mama_core.memory import clock
 from mama_core.memory.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
 from mama_core.scope_names import ScopeName
@@ -35,12 +37,34 @@ def _utc(moment: datetime) -> datetime:
 Moment = Annotated[datetime, AfterValidator(_utc)]
 """An instant; a naive one is taken as UTC."""
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+
+def _visible(text: str) -> str:
+    if not has_visible_char(text):
+        raise ValueError("the text holds no visible character (only spaces or invisible marks)")
+    return text
+
+
+Text = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=4000),
+    AfterValidator(_visible),
+]
 ShortText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
 LongText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=20000)]
-Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
-Step = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
-RecordId = Annotated[int, Field(ge=1, description="A judgment id.")]
+Reason = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+    AfterValidator(_visible),
+]
+Step = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
+    AfterValidator(_visible),
+]
+StoreId = Annotated[int, Field(ge=1, le=MAX_ID)]
+"""A row id of any kind (judgment, observation, tombstone): 1 to ``MAX_ID``; a bigger
+one is ``invalid_input``, never an overflow inside the driver."""
+RecordId = Annotated[StoreId, Field(description="A judgment id.")]
 CommandId = Annotated[
     str,
     StringConstraints(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$"),
@@ -229,7 +253,7 @@ class RejectInput(MutationInput):
     change_id: ChangeId | None = None
 
 
-ObservationId = Annotated[int, Field(ge=1, description="An observation (message) id.")]
+ObservationId = Annotated[StoreId, Field(description="An observation (message) id.")]
 
 
 class PurgeInput(MutationInput):
@@ -295,7 +319,7 @@ class TombstoneInput(MutationInput):
 class LiftInput(MutationInput):
     """tombstone.lift (owner): allow a tombstoned text again."""
 
-    tombstone_id: Annotated[int, Field(ge=1)]
+    tombstone_id: StoreId
     reason: Reason
 
 

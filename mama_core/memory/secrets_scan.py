@@ -2,16 +2,23 @@
 
 detect-secrets' pattern plugins (AWS, GitHub, Slack, Stripe, JWT, private keys,
 …) plus our own patterns for what it lacks (Anthropic, OpenAI without the
-legacy marker, Google API keys, bearer headers, passwords in URLs, keyed
-assignments of random-looking values). Its entropy and keyword plugins are
-left out: on prose they refuse ordinary sentences. A finding names the pattern
-and the field, never the value.
+legacy marker, Google API keys, Slack app tokens, Stripe webhook secrets, npm,
+Vault, age, Sentry DSNs, Linear, Notion, Atlassian, bearer headers, passwords in
+URLs, keyed assignments of random-looking values, passwords and AWS keys stated
+in prose). Its entropy and keyword plugins are left out: on prose they refuse
+ordinary sentences. A text is also scanned as it would read with zero-width
+characters removed, URL-decoded and with its base64 runs decoded, so the
+simple disguises of a token do not pass. A finding names the pattern and the
+field, never the value.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,7 +88,25 @@ _OWN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"
         ),
     ),
-    ("Stripe key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}")),
+    # Secret and restricted keys only: publishable keys (pk_) are meant to be public.
+    ("Stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}")),
+    ("Stripe webhook secret", re.compile(r"\bwhsec_[A-Za-z0-9+/=]{24,}")),
+    ("Slack app token", re.compile(r"\bxapp-\d-[A-Za-z0-9-]{20,}")),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
+    ("Vault token", re.compile(r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}")),
+    ("age secret key", re.compile(r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b")),
+    (
+        "Sentry DSN",
+        re.compile(r"\bhttps?://[0-9a-f]{32}(?::[0-9a-f]{32})?@[A-Za-z0-9.-]+(?::\d+)?/[\w./-]*\d"),
+    ),
+    ("Linear API key", re.compile(r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}")),
+    (
+        "Notion token",
+        re.compile(
+            r"\b(?:secret_(?=[A-Za-z]*\d)[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})(?![A-Za-z0-9_])"
+        ),
+    ),
+    ("Atlassian API token", re.compile(r"\bAT(?:ATT|CTT)3[A-Za-z0-9_=-]{40,}")),
     ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
     ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
     ("Shopify token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
@@ -102,7 +127,8 @@ _OWN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "AWS secret access key",
         re.compile(
-            r"aws.{0,20}?(?:secret|key).{0,20}?[=:]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+            r"aws.{0,20}?(?:secret|key).{0,20}?(?:[=:]|\b(?:is|was)\b)\s*[\"']?"
+            r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
             re.IGNORECASE,
         ),
     ),
@@ -115,6 +141,19 @@ _ASSIGNMENT = re.compile(
 )
 
 
+_PROSE_PASSWORD = re.compile(
+    r"\b(?:password|passphrase|passwd|passcode|pin(?:\s+code)?)\s+(?:is|was)\s*:?\s*"
+    r"([\"'`\u2018\u201c]?)([^\s\"'`\u2019\u201d]{4,})",
+    re.IGNORECASE,
+)
+""""the password is hunter2!": a password stated in words, not assigned."""
+
+_DISGUISES = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+"""Zero-width, soft-hyphen and direction marks: invisible, so they can split a token."""
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
 @dataclass(frozen=True)
 class SecretFinding:
     """Where a secret shape was seen: the pattern's name and the field path."""
@@ -124,7 +163,54 @@ class SecretFinding:
 
 
 def find_secret(text: str) -> str | None:
-    """The name of the first secret pattern ``text`` matches, or None."""
+    """The name of the first secret pattern ``text`` matches, or None.
+
+    ``text`` is scanned as written, then as it reads without invisible marks,
+    URL-decoded, and with each base64 run decoded (one level: a decoded run is
+    not decoded again).
+    """
+    for variant in _variants(text):
+        found = _find_plain(variant)
+        if found is not None:
+            return found
+    for run in _BASE64_RUN.findall(text):
+        decoded = _decode_base64(run)
+        if decoded is not None:
+            found = _find_plain(decoded)
+            if found is not None:
+                return f"{found} (base64-encoded)"
+    return None
+
+
+def _variants(text: str) -> Iterator[str]:
+    """``text``, then what it reads as with invisible marks dropped and URL-decoded."""
+    yield text
+    seen = {text}
+    visible = _DISGUISES.sub("", text)
+    candidates = [visible]
+    if _PERCENT.search(visible):
+        candidates.append(urllib.parse.unquote(visible))
+    for candidate in candidates:
+        if candidate not in seen:
+            seen.add(candidate)
+            yield candidate
+
+
+def _decode_base64(run: str) -> str | None:
+    """``run`` decoded as (URL-safe) base64 if that gives printable text, else None."""
+    padded = run + "=" * (-len(run.rstrip("=")) % 4)
+    try:
+        raw = base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in decoded)
+    if len(decoded) < 16 or printable < len(decoded):
+        return None
+    return decoded
+
+
+def _find_plain(text: str) -> str | None:
     for name, pattern in _OWN_PATTERNS:
         if pattern.search(text):
             return name
@@ -134,7 +220,25 @@ def find_secret(text: str) -> str | None:
     for match in _ASSIGNMENT.finditer(text):
         if _looks_random(match.group(1)):
             return "credential assignment"
+    for match in _PROSE_PASSWORD.finditer(text):
+        if _stated_password(match.group(2), quoted=bool(match.group(1))):
+            return "password stated in prose"
     return None
+
+
+def _stated_password(value: str, *, quoted: bool) -> bool:
+    """Whether the word after "the password is" is a password, not more prose.
+
+    A quoted value, or one with a digit or a symbol inside it, is taken as a
+    password ("hunter2!", "'correct-horse-battery-9'", a PIN "4821"); a plain
+    word ("stored", "required", "at") is prose about passwords.
+    """
+    value = value.rstrip(".,;:!?)")
+    if len(value) < 4:
+        return False
+    if quoted:
+        return True
+    return bool(re.search(r"\d", value) or re.search(r"[^A-Za-z0-9\-]", value))
 
 
 def _looks_random(value: str) -> bool:

@@ -8,6 +8,8 @@ are set the same way everywhere.
 
 from __future__ import annotations
 
+import errno
+import shutil
 from pathlib import Path
 
 from mama_core.errors import (
@@ -25,6 +27,9 @@ from mama_core.store.keys import DbKey
 Connection = sqlcipher.Connection
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
+NEARLY_FULL_BYTES = 1 << 20
+"""Less free space than this beside the store makes an I/O error a full disk: SQLite
+reports a full disk as "disk I/O error" when it cannot grow the ``-shm`` file."""
 _PLAINTEXT_HEADER = b"SQLite format 3\x00"
 # SQLCipher 4 pages are 4096 bytes; an encrypted file is a whole number of them.
 _PAGE_SIZE = 4096
@@ -75,6 +80,16 @@ def translate_error(exc: BaseException, path: Path) -> MamaError:
     text = str(exc).lower()
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     where = str(path)
+    if (
+        "disk is full" in text
+        or name == "SQLITE_FULL"
+        or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT))
+        or (_is_io_error(text, name) and _nearly_full(path))
+    ):
+        return DiskFullError(
+            f"The disk holding {where} is full; free some space and try again "
+            "(nothing was written)."
+        )
     if "not a database" in text or name == "SQLITE_NOTADB":
         return _not_a_database_or_wrong_key(path)
     if "locked" in text or "busy" in text or name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
@@ -93,17 +108,24 @@ def translate_error(exc: BaseException, path: Path) -> MamaError:
             f"MAMA cannot write to {path.parent}; make the data folder writable "
             "or choose another one with MAMA_HOME or --home."
         )
-    if "disk is full" in text or name == "SQLITE_FULL":
-        return DiskFullError(
-            f"The disk holding {where} is full; free some space and try again "
-            "(nothing was written)."
-        )
     if "malformed" in text or name in ("SQLITE_CORRUPT",):
         return NotADatabaseError(
             f"The memory store {where} is damaged; restore it from a backup "
             "(see 'mama doctor' and the README)."
         )
     return StoreError(f"The memory store {where} could not be used: {exc}.")
+
+
+def _is_io_error(text: str, name: str) -> bool:
+    return "disk i/o error" in text or name.startswith("SQLITE_IOERR")
+
+
+def _nearly_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (almost) no room left."""
+    try:
+        return shutil.disk_usage(path.parent).free < NEARLY_FULL_BYTES
+    except OSError:
+        return False
 
 
 def _not_a_database_or_wrong_key(path: Path) -> StoreError:

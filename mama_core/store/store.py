@@ -1,9 +1,13 @@
 """Opening the encrypted store: checks first, then migrations, then use.
 
-``Store.open`` refuses a wrong key, a foreign file, a newer schema, a store
-another process is writing and a read-only folder, each with its own error and
-without writing a byte to the file. Only then are pending migrations applied,
-after the file has been copied aside.
+``Store.open`` refuses a wrong key, a foreign file, an empty (0-byte) file, a
+newer schema and a read-only folder, each with its own error and without
+writing a byte to the file. Before a migration, and for a long-running writer
+(the tray, the daemon, the MCP server), it also refuses a store another process
+is writing; then pending migrations are applied, after the file has been copied
+aside. A command line opens with ``check_writable=False``: while another process
+holds the write lock its reads go on (WAL), and a write waits or is
+``store_locked``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from mama_core.errors import (
     MamaError,
     MigrationError,
     NewerSchemaError,
+    NotADatabaseError,
     ReadOnlyError,
     StoreError,
 )
@@ -44,9 +49,19 @@ class Store:
 
     @classmethod
     def open(
-        cls, path: Path, key: DbKey, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
+        cls,
+        path: Path,
+        key: DbKey,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        check_writable: bool = True,
     ) -> Store:
-        """Open (creating if needed) and migrate the store at ``path``."""
+        """Open (creating if needed) and migrate the store at ``path``.
+
+        ``check_writable`` takes and releases the write lock even with nothing to
+        migrate, so a process that will write for hours fails at start, not at its
+        first write; a short command that may only read passes False.
+        """
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,16 +70,17 @@ class Store:
                 f"MAMA cannot create its data folder {path.parent} ({exc.strerror}); "
                 "make it writable or choose another one with MAMA_HOME or --home."
             ) from exc
+        _refuse_empty_file(path)
         conn = connect(path, key, busy_timeout_ms=busy_timeout_ms)
         store = cls(path, key, conn, busy_timeout_ms)
         try:
-            store._check_and_migrate()
+            store._check_and_migrate(check_writable)
         except BaseException:
             conn.close()
             raise
         return store
 
-    def _check_and_migrate(self) -> None:
+    def _check_and_migrate(self, check_writable: bool) -> None:
         migrations = load_migrations()
         latest = migrations[-1].version if migrations else 0
         current = schema_version(self.conn)
@@ -73,6 +89,10 @@ class Store:
                 f"The memory store {self.path} was written by a newer MAMA (schema "
                 f"{current}, this one knows up to {latest}); update MAMA to open it."
             )
+        if current > 0:
+            self._unlock_secret()
+        if current == latest and not check_writable:
+            return
         try:
             # Take and release the write lock: a store another process is
             # writing is refused now, not halfway through a migration.
@@ -80,9 +100,7 @@ class Store:
             self.conn.execute("ROLLBACK")
         except sqlcipher.Error as exc:
             raise translate_error(exc, self.path) from exc
-        if current > 0:
-            self._unlock_secret()
-        else:
+        if current == 0:
             # A new store has no id yet: the seal triggers only need the function
             # to exist while the migrations run (their tables are empty).
             self.conn.create_function(SEAL_FUNCTION, -1, _no_secret_yet)
@@ -155,6 +173,22 @@ class Store:
 
 def _no_secret_yet(*_values: object) -> str:
     raise RuntimeError("the store secret is not known before the store has an id")
+
+
+def _refuse_empty_file(path: Path) -> None:
+    """A 0-byte store is a truncated or clobbered file, not a new one: SQLite would
+    silently start an empty store in it, losing what the owner believes is there."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise translate_error(exc, path) from exc
+    if size == 0:
+        raise NotADatabaseError(
+            f"The memory store {path} is empty (0 bytes): it was truncated or replaced. "
+            "Restore it from a backup, or move it away to start a new store."
+        )
 
 
 __all__ = ["BACKUP_DIR_NAME", "STORE_FILE_NAME", "MamaError", "Store"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mama_core.errors import (
+    DiskFullError,
     NewerSchemaError,
     NotADatabaseError,
     ReadOnlyError,
@@ -104,9 +105,20 @@ def test_newer_schema(home: Path, model_cache_dir: Path) -> None:
     assert file_digest(db) == before
 
 
-def test_store_in_use_by_another_process(home: Path, model_cache_dir: Path) -> None:
+def test_a_writer_holding_the_lock_does_not_stop_reads(home: Path, model_cache_dir: Path) -> None:
+    """Another process in BEGIN IMMEDIATE: search and show still answer (WAL
+    readers); a write waits out the busy timeout and says the store is in use."""
+    saved = run_mama(
+        home,
+        "remember",
+        "Walnuts fall in October",
+        "--kind",
+        "fact",
+        "--json",
+        cache=model_cache_dir,
+    )
+    assert saved.returncode == 0, saved.stderr
     db = home / "mama.db"
-    before = file_digest(db)
     pragma = "PRAGMA key = " + DbKey.from_secret(TEST_KEY_HEX).pragma_value()
     holder = subprocess.Popen(
         [
@@ -130,14 +142,22 @@ def test_store_in_use_by_another_process(home: Path, model_cache_dir: Path) -> N
     assert holder.stdin is not None and holder.stdout is not None
     try:
         assert holder.stdout.readline().strip() == "locked"
-        result = run_mama(home, "doctor", cache=model_cache_dir)
+        found = run_mama(home, "search", "walnuts october", cache=model_cache_dir)
+        shown = run_mama(home, "show", "1", cache=model_cache_dir)
+        before = file_digest(db)
+        write = run_mama(home, "remember", "Hazelnuts too", "--kind", "fact", cache=model_cache_dir)
+        after = file_digest(db)
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
         holder.stdout.close()
-    assert result.returncode == StoreLockedError.exit_code
-    assert_one_line_error(result, "store_locked")
-    assert file_digest(db) == before
+    assert found.returncode == 0, found.stderr
+    assert "Walnuts fall in October" in found.stdout
+    assert shown.returncode == 0, shown.stderr
+    assert "Walnuts fall in October" in shown.stdout
+    assert write.returncode == StoreLockedError.exit_code, write.stderr
+    assert_one_line_error(write, "store_locked")
+    assert after == before
 
 
 def test_read_only_data_folder(home: Path, model_cache_dir: Path) -> None:
@@ -168,3 +188,43 @@ def test_read_only_data_folder(home: Path, model_cache_dir: Path) -> None:
     assert_one_line_error(result, "read_only")
     assert str(home) in result.stderr
     assert file_digest(db) == before
+
+
+def test_a_full_disk_is_disk_full(tmp_path: Path, model_cache_dir: Path) -> None:
+    """A real full file system: a 3 MB tmpfs (in a private mount namespace) filled
+    up after the store was made. SQLite then reports "disk I/O error" (it cannot
+    grow the -shm file) or SQLITE_FULL; either way the person reads disk_full."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("mounting a small tmpfs needs root and util-linux unshare (CI has both)")
+    home = tmp_path / "home"
+    home.mkdir()
+    mama = str(MAMA)
+    script = textwrap.dedent(
+        f"""
+        set -u
+        mount -t tmpfs -o size=3M tmpfs "{home}" || exit 99
+        "{mama}" remember "Sloes after the first frost" --kind fact >/dev/null || exit 98
+        dd if=/dev/zero of="{home}/filler" bs=4k 2>/dev/null
+        "{mama}" search "sloes frost" 2>&1; echo "rc=$?"
+        echo ---
+        "{mama}" remember "Damsons in September" --kind fact 2>&1; echo "rc=$?"
+        echo ---
+        rm "{home}/filler"
+        "{mama}" search "sloes frost" 2>&1; echo "rc=$?"
+        """
+    )
+    result = run_mama(
+        home,
+        "--version",
+        cache=model_cache_dir,
+        wrapper=["unshare", "-m", "sh", "-c", script, "sh"],
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    full_read, full_write, with_room = result.stdout.split("---\n")
+    for out in (full_read, full_write):
+        lines = out.strip().splitlines()
+        assert lines[-1] == f"rc={DiskFullError.exit_code}", out
+        assert len(lines) == 2 and lines[0].startswith("mama: disk_full: "), out
+        assert "free some space" in lines[0]
+    # Control: with room again the same store answers.
+    assert "Sloes after the first frost" in with_room and with_room.strip().endswith("rc=0")

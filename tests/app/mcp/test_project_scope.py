@@ -14,6 +14,7 @@ from app.mcp.project_scope import (
     project_name,
     resolve_binding,
 )
+from mama_core.invisible import hidden_char
 from mama_core.scope_names import is_scope_name
 from tests.app.mcp.conftest import git_project
 
@@ -58,4 +59,4 @@ def test_any_name_becomes_a_valid_scope_or_is_refused(name: str) -> None:
 
 
 def project_name_has_content(name: str) -> bool:
-    return any(not c.isspace() and ord(c) >= 0x20 and ord(c) != 0x7F for c in name)
+    return any(hidden_char(c) is None for c in name)

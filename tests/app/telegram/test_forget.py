@@ -102,8 +102,9 @@ def test_forget_purges_the_owners_message_and_the_bots_reply_after_purge_is_tapp
             # The purge is the engine's, by the owner, with its event.
             with s.runtime.db.read() as conn:
                 row = conn.execute(
-                    "SELECT action, json_extract(actor, '$.kind') FROM events "
-                    "WHERE json_extract(payload, '$.observation_id') = ?",
+                    "SELECT e.action, json_extract(e.actor, '$.kind') FROM events e, "
+                    "json_each(e.payload, '$.observations') o "
+                    "WHERE json_extract(o.value, '$.id') = ?",
                     (obs_id,),
                 ).fetchone()
             assert tuple(row) == ("memory.purge", "owner")

@@ -19,6 +19,7 @@ from mama_core.errors import (
     WrongKeyError,
 )
 from mama_core.store import BACKUP_DIR_NAME, DbKey, Store, latest_version
+from mama_core.store.connection import translate_error
 from tests.conftest import file_digest
 
 
@@ -108,7 +109,11 @@ def test_newer_schema_is_refused_and_file_unchanged(db_path: Path, db_key: DbKey
     assert file_digest(db_path) == before
 
 
-def test_store_held_by_another_process_is_refused(db_path: Path, db_key: DbKey) -> None:
+def test_store_held_by_another_process_reads_but_refuses_writes(
+    db_path: Path, db_key: DbKey
+) -> None:
+    """A writer elsewhere refuses a long-running writer at start, but a command's
+    store (nothing to migrate) opens and reads (WAL); its write is store_locked."""
     make_store(db_path, db_key)
     before = file_digest(db_path)
     holder = subprocess.Popen(
@@ -134,9 +139,16 @@ def test_store_held_by_another_process_is_refused(db_path: Path, db_key: DbKey) 
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(StoreLockedError) as info:
+        with pytest.raises(StoreLockedError):  # a long-running writer is refused at start
             Store.open(db_path, db_key, busy_timeout_ms=200)
-        assert "another MAMA" in info.value.message
+        with Store.open(db_path, db_key, busy_timeout_ms=200, check_writable=False) as store:
+            assert store.schema_version == latest_version()
+            assert store.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
+            with pytest.raises(sqlcipher3.Error) as raw:
+                store.conn.execute("BEGIN IMMEDIATE")
+            info = translate_error(raw.value, db_path)
+            assert isinstance(info, StoreLockedError)
+        assert "another MAMA" in info.message
     finally:
         assert holder.stdin is not None
         holder.stdin.write("\n")
