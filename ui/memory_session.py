@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.chain_anchor import FileAnchorKeeper
 from app.keys import AskPassphrase, KeyOrigin, ResolvedKey, forget_keyring_key, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -94,7 +95,10 @@ def open_memory(
     try:
         embedder = load_embedder(settings.embedding_model_path, paths.cache, progress)
         engine = Engine(
-            store, embedder, EngineConfig(tombstone_threshold=settings.tombstone_threshold)
+            store,
+            embedder,
+            EngineConfig(tombstone_threshold=settings.tombstone_threshold),
+            FileAnchorKeeper.for_store(paths.db),
         )
     except BaseException:
         store.close()

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mama_core.memory.events import ERASED, event_texts
 from mama_core.store.connection import Connection
 
 
@@ -66,7 +67,7 @@ def audit_page(
             "WHERE id < ? ORDER BY id DESC LIMIT ?",
             (before_id, limit),
         ).fetchall()
-    return [_entry(row) for row in rows]
+    return _entries(conn, rows)
 
 
 def audit_since(conn: Connection, after_id: int) -> list[AuditEntry]:
@@ -76,18 +77,26 @@ def audit_since(conn: Connection, after_id: int) -> list[AuditEntry]:
         "WHERE id > ? ORDER BY id DESC",
         (after_id,),
     ).fetchall()
-    return [_entry(row) for row in rows]
+    return _entries(conn, rows)
 
 
-def _entry(row: tuple[Any, ...]) -> AuditEntry:
+def _entries(conn: Connection, rows: list[tuple[Any, ...]]) -> list[AuditEntry]:
+    texts = event_texts(conn, [int(r[0]) for r in rows])
+    return [_entry(row, texts.get(int(row[0]), {})) for row in rows]
+
+
+def _entry(row: tuple[Any, ...], texts: dict[str, str | None]) -> AuditEntry:
     event_id, at, action, actor_json, judgment_id, payload_json = row
+    payload = _loads(payload_json)
+    if "reason_hmac" in payload:  # the reason is kept beside the event until a purge
+        payload["reason"] = texts.get("reason") or ERASED
     return AuditEntry(
         id=int(event_id),
         at=str(at),
         action=str(action),
         actor=describe_actor(_loads(actor_json)),
         judgment_id=None if judgment_id is None else int(judgment_id),
-        summary=describe_payload(_loads(payload_json)),
+        summary=describe_payload(payload),
     )
 
 

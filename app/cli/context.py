@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from app.chain_anchor import FileAnchorKeeper
 from app.keys import ResolvedKey, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -87,7 +88,9 @@ class CliContext:
             config = EngineConfig(
                 tombstone_threshold=self.settings.tombstone_threshold, commit_poll_seconds=None
             )
-            engine = Engine(store, self.embedder(), config)
+            engine = Engine(
+                store, self.embedder(), config, FileAnchorKeeper.for_store(self.db_path)
+            )
             self._engine = engine
             # Registered after the store's close, so it runs first (LIFO).
             click.get_current_context().call_on_close(engine.close)
@@ -104,8 +107,10 @@ class CliContext:
     def verify(self) -> VerifyReport:
         from mama_core.memory import verify_store
 
-        reader = self.store().reader()
+        store = self.store()
+        reader = store.reader()
         try:
-            return verify_store(reader)
+            anchor = FileAnchorKeeper.for_store(self.db_path).load()
+            return verify_store(reader, store.secret, anchor)
         finally:
             reader.close()

@@ -19,11 +19,12 @@ from app.cli.context import CliContext
 from app.cli.display import json_line_text, json_text, terminal_text
 from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
-from mama_core.errors import MamaError
+from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 
 KINDS = ["decision", "fact", "preference", "constraint", "lesson", "workflow", "task", "schedule"]
 RETIRE_STATUSES = ["stale", "superseded", "contradicted"]
+VERIFY_FAILED = 5
 
 
 class ConfirmationRequired(MamaError):
@@ -185,7 +186,11 @@ def history(obj: CliContext, judgment_id: int, as_json: bool) -> None:
             terminal_text(f"  replaced: #{older['id']} {older['status']}: {older['summary']}")
         )
     for event in result.get("events", []):
-        lines.append(terminal_text(f"  event {event['id']} {event['at']} {event['action']}"))
+        reason = (event.get("payload") or {}).get("reason")
+        because = f": {reason}" if reason else ""  # "(erased)" once a purge took it
+        lines.append(
+            terminal_text(f"  event {event['id']} {event['at']} {event['action']}{because}")
+        )
     _emit(result, as_json, "\n".join(lines))
 
 
@@ -248,16 +253,18 @@ def reject(
 @json_option
 @click.pass_obj
 def verify(obj: CliContext, as_json: bool) -> None:
-    """Check the event chain, the search index and the database file."""
-    report = obj.verify()
-    result = {"ok": report.ok, "problems": list(report.problems)}
-    _emit(
-        result,
-        as_json,
-        "all checks passed" if report.ok else "\n".join(map(terminal_text, report.problems)),
-    )
-    if not report.ok:
-        sys.exit(5)
+    """Check the schema, the event chain and its anchor, every row the chain covers,
+    the search index and the database file."""
+    try:
+        report = obj.verify()
+        problems = list(report.problems)
+    except NotADatabaseError as exc:  # a damaged file is a finding of verify, not a crash
+        problems = [exc.message]
+    ok = not problems
+    result = {"ok": ok, "problems": problems}
+    _emit(result, as_json, "all checks passed" if ok else "\n".join(map(terminal_text, problems)))
+    if not ok:
+        sys.exit(VERIFY_FAILED)
 
 
 @click.command()

@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from app.chain_anchor import FileAnchorKeeper
 from app.keys import resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -43,7 +44,10 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
     try:
         embedder = load_embedder(settings.embedding_model_path, paths.cache)
         engine = Engine(
-            store, embedder, EngineConfig(tombstone_threshold=settings.tombstone_threshold)
+            store,
+            embedder,
+            EngineConfig(tombstone_threshold=settings.tombstone_threshold),
+            FileAnchorKeeper.for_store(db_path),
         )
         try:
             yield engine

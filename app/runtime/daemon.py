@@ -17,6 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 
+from app.chain_anchor import FileAnchorKeeper
 from app.keys import resolve_key
 from app.logs import setup_file_logging
 from app.paths import Paths
@@ -47,7 +48,10 @@ async def serve(
             load_embedder, settings.embedding_model_path, paths.cache
         )
         engine = Engine(
-            store, embedder, EngineConfig(tombstone_threshold=settings.tombstone_threshold)
+            store,
+            embedder,
+            EngineConfig(tombstone_threshold=settings.tombstone_threshold),
+            FileAnchorKeeper.for_store(paths.db),
         )
         try:
             host = RuntimeHost(paths, settings, engine, store)

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from mama_core.memory.calls import Call, Env, command_for
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.inputs import CheckpointListInput, CheckpointSaveInput
 from mama_core.memory.provenance import provenance_of
 from mama_core.memory.scopes import ensure_scope_ids, read_scopes, write_scopes
@@ -37,7 +36,7 @@ def checkpoint_save_command(call: Call, env: Env) -> Command:
         payload = {
             "checkpoint_id": checkpoint_id,
             "scope": scope,
-            "content_hash": canonical_hash({"summary": inp.summary, "state": inp.state}),
+            "content_hash": tx.keyed_hash({"summary": inp.summary, "state": inp.state}),
         }
         return Applied(None, payload, {"checkpoint_id": checkpoint_id})
 

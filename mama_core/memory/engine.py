@@ -18,6 +18,7 @@ import numpy as np
 
 from mama_core.embeddings.base import Embedder
 from mama_core.errors import MamaError
+from mama_core.memory.anchor import AnchorKeeper, anchor_for
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.changes import ChangeSet
@@ -25,12 +26,13 @@ from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import prepare_call
 from mama_core.memory.errors import EngineError
+from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
 from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
 from mama_core.memory.readers import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
-from mama_core.memory.writer import Writer
+from mama_core.memory.writer import HeadSink, Writer
 from mama_core.recall import Recall, VectorCache
 from mama_core.store import Store, sqlcipher
 
@@ -41,14 +43,28 @@ class Engine:
     """Actions over one open store, with one writer thread and pooled readers."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, config: EngineConfig | None = None
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: EngineConfig | None = None,
+        anchor_keeper: AnchorKeeper | None = None,
     ) -> None:
+        """``anchor_keeper``, if given, keeps the chain head outside the file after
+        each commit (``mama verify`` then finds a cut tail or a rewritten chain)."""
         self.store = store
         self.embedder = embedder
         self.config = config or EngineConfig()
         self.catalog: Catalog = CATALOG
+        on_head: HeadSink | None = None
+        if anchor_keeper is not None:
+            keeper = anchor_keeper
+
+            def keep(head: ChainHead) -> None:
+                keeper.save(anchor_for(store.secret, store.store_id, head))
+
+            on_head = keep
         self._feed = CommitFeed(store.reader, self.config.commit_poll_seconds)
-        self._writer = Writer(store.conn, store.path, self._feed)
+        self._writer = Writer(store.conn, store.path, store.secret, self._feed, on_head)
         self._readers = ReaderPool(store, self.config.reader_connections)
         self._env = Env(self.config, embedder.model_id, self._embed, self.recall)
         self._closed = threading.Event()
@@ -120,6 +136,11 @@ class Engine:
     ) -> dict[str, Any]:
         """``dispatch`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.dispatch, action, payload, session, grant)
+
+    def keyed_hash(self, value: Any) -> str:
+        """The store's keyed hash (HMAC under the store secret) of ``value``: what the
+        log may keep of text that a purge erases."""
+        return self.store.secret.hash(value)
 
     def subscribe(self, callback: Callable[[ChangeSet], None]) -> Callable[[], None]:
         """Call ``callback`` after every commit to the store, this process's or another's,

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from mama_core.memory.events import Event, public_event
+from mama_core.memory.events import Event, event_texts, public_event
 from mama_core.memory.grants import Grant
 from mama_core.memory.scopes import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
@@ -22,13 +22,14 @@ from mama_core.store.connection import Connection
 
 def visible_events(conn: Connection, events: list[Event], grant: Grant) -> list[dict[str, Any]]:
     """``events`` as shown to a caller holding ``grant`` (see the module doc)."""
+    texts = event_texts(conn, [e.id for e in events])  # reasons kept beside the chain
     if grant.all_scopes:
-        return [public_event(e) for e in events]
+        return [public_event(e, texts.get(e.id)) for e in events]
     mentioned: set[int] = set()
     for event in events:
         mentioned |= _mentioned_ids(event)
     seen = _visible_ids(conn, mentioned, grant)
-    return [_shown(event, seen, grant) for event in events]
+    return [_shown(event, seen, grant, texts.get(event.id)) for event in events]
 
 
 def _mentioned_ids(event: Event) -> set[int]:
@@ -57,10 +58,12 @@ def _visible_ids(conn: Connection, ids: Iterable[int], grant: Grant) -> set[int]
     return {int(r[0]) for r in rows}
 
 
-def _shown(event: Event, seen: set[int], grant: Grant) -> dict[str, Any]:
-    shown = public_event(event)
+def _shown(
+    event: Event, seen: set[int], grant: Grant, texts: dict[str, str | None] | None
+) -> dict[str, Any]:
+    shown = public_event(event, texts)
     if _mentioned_ids(event) <= seen:
-        payload = dict(event.payload)
+        payload = dict(shown["payload"])
         if isinstance(payload.get("scopes"), list):
             payload["scopes"] = visible_scopes(payload["scopes"], grant)
         shown["payload"] = payload

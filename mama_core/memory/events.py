@@ -3,7 +3,12 @@
 Each event stores the hash of the one before it and its own hash over
 ``prev_hash`` plus the canonical JSON of its fields, so rewriting, dropping or
 reordering history breaks the chain (``verify_store`` finds it). Events carry
-ids, content hashes and reasons, never the text of a judgment.
+ids and keyed hashes, never the text of a judgment.
+
+Events of format ``EVENT_FORMAT`` keep reasons out of the chain: the payload has
+``reason_hmac`` (the fact a reason was given, and its keyed hash) and the text
+sits in ``event_texts`` until a purge erases it. Older events kept the reason in
+the payload itself; they are read and verified as they are.
 """
 
 from __future__ import annotations
@@ -17,6 +22,12 @@ from mama_core.store.connection import Connection
 
 GENESIS_HASH = "0" * 64
 """The ``prev_hash`` of the first event."""
+
+EVENT_FORMAT = 2
+"""``payload.format`` of events with keyed hashes, row digests and reasons kept aside."""
+
+ERASED = "(erased)"
+"""What readers show for a reason a purge erased."""
 
 
 @dataclass(frozen=True)
@@ -105,13 +116,41 @@ def event_from_row(row: tuple[Any, ...]) -> tuple[Event, str]:
 EVENT_COLUMNS = "id, at, action, actor, command_id, judgment_id, payload, prev_hash, hash"
 
 
-def public_event(event: Event) -> dict[str, Any]:
-    """An event as shown to callers (no hashes: they are for verification)."""
+def public_event(event: Event, texts: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """An event as shown to callers (no hashes or row digests: they are for verification),
+    with its reasons from ``texts`` (``field -> text``, None once erased)."""
+    payload = {k: v for k, v in event.payload.items() if k not in ("rows", "format")}
+    for name in [k for k in payload if k.endswith("_hmac")]:
+        field = name.removesuffix("_hmac")
+        del payload[name]
+        text = (texts or {}).get(field)
+        payload[field] = ERASED if text is None else text
+        if text is None:
+            payload[f"{field}_erased"] = True
     return {
         "id": event.id,
         "at": event.at,
         "action": event.action,
         "actor": event.actor,
         "judgment_id": event.judgment_id,
-        "payload": event.payload,
+        "payload": payload,
     }
+
+
+def event_texts(conn: Connection, event_ids: list[int]) -> dict[int, dict[str, str | None]]:
+    """The reasons kept beside the events ``event_ids`` (None where a purge erased them)."""
+    rows = conn.execute(
+        "SELECT event_id, field, text FROM event_texts "
+        "WHERE event_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(event_ids))),),
+    ).fetchall()
+    out: dict[int, dict[str, str | None]] = {}
+    for event_id, field, text in rows:
+        out.setdefault(int(event_id), {})[str(field)] = None if text is None else str(text)
+    return out
+
+
+def public_events(conn: Connection, events: list[Event]) -> list[dict[str, Any]]:
+    """``public_event`` of each, with the reasons that still exist."""
+    texts = event_texts(conn, [e.id for e in events])
+    return [public_event(e, texts.get(e.id)) for e in events]

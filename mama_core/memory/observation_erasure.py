@@ -2,22 +2,22 @@
 
 The row stays (source, external id, when it arrived, when it was purged) so the
 deliveries and mailbox rows that point at it stay whole; its text and author
-are emptied and the event keeps only a hash of them. ``secure_delete`` zeroes
-the freed bytes.
+are emptied and the event keeps only a keyed hash (HMAC under the store
+secret) of them, never a bare one that short text could be guessed back from.
+``secure_delete`` zeroes the freed bytes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory.writer import Tx
 
 
-def observation_digest(author: str, text: str) -> str:
-    """The hash an event keeps of an erased observation."""
-    return canonical_hash({"author": author, "text": text})
+def observation_digest(tx: Tx, author: str, text: str) -> str:
+    """The keyed hash an event keeps of an erased observation."""
+    return tx.keyed_hash({"author": author, "text": text})
 
 
 def erase_observation(tx: Tx, observation_id: int) -> str:
@@ -34,7 +34,7 @@ def erase_observation(tx: Tx, observation_id: int) -> str:
             f"Observation {observation_id} was already purged.",
             details={"observation_id": observation_id},
         )
-    digest = observation_digest(str(row[0]), str(row[1]))
+    digest = observation_digest(tx, str(row[0]), str(row[1]))
     tx.conn.execute(
         "UPDATE observations SET text = '', author = '', purged_at = ? WHERE id = ?",
         (tx.at, observation_id),
@@ -43,5 +43,5 @@ def erase_observation(tx: Tx, observation_id: int) -> str:
 
 
 def erase_observations(tx: Tx, observation_ids: list[int]) -> list[dict[str, Any]]:
-    """Erase each observation (all or nothing with the transaction): ``[{id, sha256}]``."""
-    return [{"id": oid, "sha256": erase_observation(tx, oid)} for oid in observation_ids]
+    """Erase each observation (all or nothing with the transaction): ``[{id, hmac}]``."""
+    return [{"id": oid, "hmac": erase_observation(tx, oid)} for oid in observation_ids]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from mama_core.memory import clock
 from mama_core.memory.calls import Call, Env, command_for
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.inputs import ObservationInput
 from mama_core.memory.writer import Applied, Command, Tx
@@ -37,7 +36,7 @@ def observation_command(call: Call, env: Env) -> Command:
             "observation_id": observation_id,
             "source": inp.source,
             "external_id": inp.external_id,
-            "content_hash": canonical_hash({"author": inp.author, "text": inp.text}),
+            "content_hash": tx.keyed_hash({"author": inp.author, "text": inp.text}),
         }
         return Applied(None, payload, {"observation_id": observation_id})
 

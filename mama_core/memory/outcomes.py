@@ -8,7 +8,6 @@ from typing import Any
 
 from mama_core.memory import ownership, proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
-from mama_core.memory.canonical import sha256_hex
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
 from mama_core.memory.records import load_visible
@@ -31,9 +30,9 @@ def update_outcome_command(call: Call, env: Env) -> Command:
             return proposed_changes.propose(tx, call.spec.name, target, inp)
         tx.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (inp.outcome, target.id))
         tx.touch(target.id)
-        payload: dict[str, Any] = {"outcome_sha256": sha256_hex(inp.outcome)}
+        payload: dict[str, Any] = {"outcome_hash": tx.keyed_hash(inp.outcome)}
         if inp.reason:
-            payload["reason"] = inp.reason
+            payload["reason_hmac"] = tx.record_text("reason", inp.reason)
         return Applied(target.id, payload)
 
     return command_for(call, apply)
@@ -60,7 +59,7 @@ def link_command(call: Call, env: Env) -> Command:
         payload: dict[str, Any] = {"edge_id": edge_id, "src": src.id, "dst": dst.id}
         payload["kind"] = inp.kind.value
         if inp.reason:
-            payload["reason"] = inp.reason
+            payload["reason_hmac"] = tx.record_text("reason", inp.reason)
         return Applied(src.id, payload, {"edge_id": edge_id})
 
     return command_for(call, apply)

@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from mama_core.memory.calls import Call, Env
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.catalog import CATALOG
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.records import Judgment
@@ -109,7 +108,7 @@ def propose(tx: Tx, action: str, target: Judgment, inp: BaseModel) -> Applied:
     tx.touch(target.id)
     event = {
         "proposed_change": change_id,
-        "change_sha256": canonical_hash({"action": action, "input": payload}),
+        "change_hash": tx.keyed_hash({"action": action, "input": payload}),
     }
     receipt = {"proposed": True, "change_id": change_id}
     return Applied(target.id, event, receipt)
@@ -149,7 +148,11 @@ def reject(tx: Tx, change: ChangeProposal, reason: str) -> Applied:
     """Decline ``change``: the owner's record stays exactly as it was."""
     _resolve(tx, change, "rejected")
     tx.touch(change.judgment_id)
-    payload = {"change_id": change.id, "change_action": change.action, "reason": reason}
+    payload = {
+        "change_id": change.id,
+        "change_action": change.action,
+        "reason_hmac": tx.record_text("reason", reason),
+    }
     return Applied(change.judgment_id, payload, {"change_id": change.id})
 
 
@@ -173,6 +176,7 @@ def erase_for(tx: Tx, judgment_id: int) -> None:
             "UPDATE change_proposals SET payload = ? WHERE id = ?",
             (json.dumps(kept, sort_keys=True), change.id),
         )
+        tx.wrote("change_proposals", change.id)
         if change.state == "pending":
             _resolve(tx, change, "rejected")
             tx.touch(change.judgment_id)

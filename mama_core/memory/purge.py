@@ -3,19 +3,21 @@ replaced) and/or of observations (e.g. the messages that quote it), in one trans
 
 The row stays with its status ``purged`` and empty text; the FTS triggers drop
 its tokens (secure-delete), its vectors are deleted, tombstones made from it
-keep their fingerprint but lose their vector, and the event keeps only the
-sha256 of what was erased, who, when and why. After the commit the store's
-backups are deleted and the WAL is truncated (``purge_pending``), retried
-until no reader blocks it.
+keep their fingerprint but lose their vector, the reasons given about it
+(retire, reject, link, outcome, tombstone) are erased too, and the event keeps
+only the keyed hash (HMAC under the store secret) of what was erased, who, when
+and why. After the commit the store's backups are deleted and the WAL is
+truncated (``purge_pending``), retried until no reader blocks it.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mama_core.memory import proposed_changes
 from mama_core.memory.calls import Call, Env, command_for
-from mama_core.memory.canonical import canonical_hash
+from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.lifecycle import require_status
 from mama_core.memory.observation_erasure import erase_observations
@@ -57,7 +59,8 @@ def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
     chain = [target]
     if inp.include_chain:
         chain += [load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)]
-    erased = [{"id": j.id, "sha256": erase_judgment(tx, j)} for j in chain if j.status != "purged"]
+    erased = [{"id": j.id, "hmac": erase_judgment(tx, j)} for j in chain if j.status != "purged"]
+    erase_reasons(tx, [e["id"] for e in erased])
     payload = {"reason": inp.reason, "erased": erased, "include_chain": inp.include_chain}
     return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
 
@@ -75,8 +78,8 @@ def erased_text(j: Judgment) -> dict[str, Any]:
 
 
 def erase_judgment(tx: Tx, j: Judgment) -> str:
-    """Erase one judgment's text and vectors; return the sha256 of what was erased."""
-    digest = canonical_hash(erased_text(j))
+    """Erase one judgment's text and vectors; return the keyed hash of what was erased."""
+    digest = erased_digest(tx, erased_text(j))
     tx.change_status(
         j.id,
         j.status,
@@ -87,11 +90,56 @@ def erase_judgment(tx: Tx, j: Judgment) -> str:
         applies_when=None,
         steps=None,
         outcome=None,
+        content_hash="",  # rows saved before hashes were keyed held a bare sha256 here
     )
     tx.conn.execute("DELETE FROM embeddings WHERE judgment_id = ?", (j.id,))
     tx.conn.execute("UPDATE tombstones SET vector = NULL WHERE judgment_id = ?", (j.id,))
     proposed_changes.erase_for(tx, j.id)
     return digest
+
+
+def erased_digest(tx: Tx, erased: dict[str, Any]) -> str:
+    """What the log keeps of erased text: its keyed hash, never a bare one (a bare
+    sha256 of a PIN or a salary gives the text back to anyone who tries them all)."""
+    return tx.keyed_hash(erased)
+
+
+def erase_reasons(tx: Tx, judgment_ids: list[int]) -> None:
+    """Erase the reasons given about the purged judgments: the texts kept beside the
+    events that touched them, the reasons of their edges and of their tombstones.
+    The chained events keep only the keyed hashes; each changed row is re-recorded
+    by this purge's event so ``verify`` still holds."""
+    if not judgment_ids:
+        return
+    ids = json.dumps(sorted(judgment_ids))
+    texts = tx.conn.execute(
+        "SELECT t.event_id, t.field FROM event_texts t JOIN events e ON e.id = t.event_id "
+        "WHERE t.text IS NOT NULL AND (e.judgment_id IN (SELECT value FROM json_each(?1)) "
+        "OR EXISTS (SELECT 1 FROM json_each(e.payload, '$.touched') "
+        "WHERE value IN (SELECT value FROM json_each(?1))))",
+        (ids,),
+    ).fetchall()
+    for event_id, field in texts:
+        tx.conn.execute(
+            "UPDATE event_texts SET text = NULL, erased_at = ? WHERE event_id = ? AND field = ?",
+            (tx.at, event_id, field),
+        )
+        tx.wrote("event_texts", f"{event_id}:{field}")
+    edges = tx.conn.execute(
+        "SELECT id FROM edges WHERE reason IS NOT NULL AND (src_id IN (SELECT value FROM "
+        "json_each(?1)) OR dst_id IN (SELECT value FROM json_each(?1)))",
+        (ids,),
+    ).fetchall()
+    for (edge_id,) in edges:
+        tx.conn.execute("UPDATE edges SET reason = NULL WHERE id = ?", (edge_id,))
+        tx.wrote("edges", edge_id)
+    tombstones = tx.conn.execute(
+        "SELECT id FROM tombstones WHERE judgment_id IN (SELECT value FROM json_each(?))",
+        (ids,),
+    ).fetchall()
+    for (tombstone_id,) in tombstones:
+        tx.conn.execute("UPDATE tombstones SET reason = ? WHERE id = ?", (ERASED, tombstone_id))
+        tx.wrote("tombstones", tombstone_id)
 
 
 def predecessors(conn: Connection, judgment_id: int) -> list[int]:

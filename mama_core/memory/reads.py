@@ -77,8 +77,8 @@ def history(conn: Connection, judgment: Judgment, grant: Grant) -> list[dict[str
 def events_touching(
     conn: Connection, judgment_id: int, grant: Grant, until: str | None = None
 ) -> list[dict[str, Any]]:
-    """The events that created or changed a judgment (ids, hashes, reasons; no text),
-    as ``grant`` may see them (``event_view``: nothing from foreign scopes)."""
+    """The events that created or changed a judgment (ids, reasons while they exist; no
+    text of a judgment), as ``grant`` may see them (``event_view``: nothing from foreign scopes)."""
     bound = "" if until is None else "AND e.at <= ?"
     rows = conn.execute(
         f"SELECT {', '.join('e.' + c.strip() for c in EVENT_COLUMNS.split(','))} FROM events e "

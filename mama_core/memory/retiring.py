@@ -39,7 +39,10 @@ def retire_command(call: Call, env: Env) -> Command:
         involved = [target] if successor is None else [target, successor]
         if ownership.decide(tx.session, call.spec.name, involved) is ownership.Decision.PROPOSE:
             return proposed_changes.propose(tx, call.spec.name, target, inp)
-        payload: dict[str, Any] = {"reason": inp.reason, "status": inp.status.value}
+        payload: dict[str, Any] = {
+            "reason_hmac": tx.record_text("reason", inp.reason),
+            "status": inp.status.value,
+        }
         if successor is not None:
             edge = "supersedes" if inp.status is RetireStatus.SUPERSEDED else "contradicts"
             tx.conn.execute(

@@ -61,7 +61,7 @@ def reject_command(call: Call, env: Env) -> Command:
             return proposed_changes.reject(tx, change, inp.reason)
         require_status(proposal, ("proposed",), "rejecting it")
         tx.change_status(proposal.id, "proposed", "rejected")
-        payload: dict[str, Any] = {"reason": inp.reason}
+        payload: dict[str, Any] = {"reason_hmac": tx.record_text("reason", inp.reason)}
         receipt: dict[str, Any] = {}
         if inp.forbid_resave:
             receipt["tombstone_id"] = create_tombstone(tx, proposal, inp.reason, env.model_id)

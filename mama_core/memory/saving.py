@@ -20,7 +20,6 @@ from mama_core.memory.lifecycle import require_status, supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import (
     content_fields,
-    content_hash,
     embedding_text,
     load_visible,
 )
@@ -80,7 +79,7 @@ def _apply_save(
         provenance=provenance,
         command_id=tx.command_id,
     )
-    digest = content_hash(content)
+    digest = tx.keyed_hash(content)  # keyed: a purge leaves no brute-forceable hash
     cursor = tx.conn.execute(
         "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, confidence, "
         "status, valid_from, recorded_at, provenance, involvement, command_id, content_hash) "

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from mama_core.memory.calls import Call, Env
+from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import TombstoneListInput
 from mama_core.store.connection import Connection
 
@@ -36,7 +37,9 @@ def list_tombstones(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
     rows = conn.execute(
         "SELECT t.id, t.judgment_id, t.reason, t.created_at, t.lifted_at, e.actor, e.action, "
         "j.kind, j.status, CASE WHEN j.status = 'purged' THEN NULL ELSE j.summary END, "
-        "le.actor, le.payload FROM tombstones t LEFT JOIN events e ON e.id = t.event_id "
+        "le.actor, le.payload, (SELECT x.text FROM event_texts x WHERE x.event_id = "
+        "t.lift_event_id AND x.field = 'reason') FROM tombstones t "
+        "LEFT JOIN events e ON e.id = t.event_id "
         "LEFT JOIN judgments j ON j.id = t.judgment_id "
         "LEFT JOIN events le ON le.id = t.lift_event_id "
         f"WHERE {' AND '.join(where) or '1'} ORDER BY t.id DESC LIMIT ?",
@@ -47,7 +50,7 @@ def list_tombstones(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
 
 def _entry(conn: Connection, row: tuple[Any, ...], call: Call) -> dict[str, Any]:
     (tid, judgment_id, reason, created_at, lifted_at, actor, action) = row[:7]
-    kind, status, text, lift_actor, lift_payload = row[7:]
+    kind, status, text, lift_actor, lift_payload, lift_text = row[7:]
     scopes = [
         str(r[0])
         for r in conn.execute(
@@ -74,8 +77,17 @@ def _entry(conn: Connection, row: tuple[Any, ...], call: Call) -> dict[str, Any]
         "lifted": lifted_at is not None,
         "lifted_at": lifted_at,
         "lifted_by": None if lift_actor is None else _actor(lift_actor),
-        "lift_reason": lift.get("reason") if isinstance(lift.get("reason"), str) else None,
+        "lift_reason": _lift_reason(lift, lift_text),
     }
+
+
+def _lift_reason(payload: dict[str, Any], kept: str | None) -> str | None:
+    """The lift's reason: kept beside its event (``(erased)`` once purged), or inside
+    the payload of an event written before reasons were kept aside."""
+    if "reason_hmac" in payload:
+        return ERASED if kept is None else kept
+    reason = payload.get("reason")
+    return reason if isinstance(reason, str) else None
 
 
 def _object(text: str | None) -> dict[str, Any]:

@@ -217,7 +217,10 @@ def tombstone_command(call: Call, env: Env) -> Command:
     def apply(tx: Tx) -> Applied:
         target = load_visible(tx.conn, inp.id, tx.grant)
         tombstone_id = create_tombstone(tx, target, inp.reason, env.model_id)
-        payload = {"reason": inp.reason, "tombstone_id": tombstone_id}
+        payload = {
+            "reason_hmac": tx.record_text("reason", inp.reason),
+            "tombstone_id": tombstone_id,
+        }
         return Applied(target.id, payload, {"tombstone_id": tombstone_id})
 
     return command_for(call, apply)
@@ -230,7 +233,10 @@ def lift_command(call: Call, env: Env) -> Command:
 
     def apply(tx: Tx) -> Applied:
         judgment_id = lift_tombstone(tx, inp.tombstone_id)
-        payload = {"reason": inp.reason, "tombstone_id": inp.tombstone_id}
+        payload = {
+            "reason_hmac": tx.record_text("reason", inp.reason),
+            "tombstone_id": inp.tombstone_id,
+        }
         return Applied(judgment_id, payload, {"tombstone_id": inp.tombstone_id})
 
     return command_for(call, apply)

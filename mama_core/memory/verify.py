@@ -1,22 +1,37 @@
-"""``mama verify``: check that the store's history and indexes are what they claim.
+"""``mama verify``: check that the store's history, rows and indexes are what they claim.
 
-It walks the event chain from the first event (each ``prev_hash`` must be the
-previous event's hash, each hash must match its fields, ids must be gapless),
-checks every judgment's ``content_hash`` against its row and its creating event
-(purged rows excepted, when their purge event is there), rebuilds each status
-from the events and compares, runs FTS5's ``integrity-check`` on both indexes
-and SQLite's ``PRAGMA integrity_check``.
+- the schema is the one the migrations make (no dropped trigger, no extra object);
+- the event chain links from the first event (each ``prev_hash`` is the previous
+  hash, each hash matches its fields, ids are gapless), and the head anchored
+  outside the file (if given) is still in it, so a cut tail or a consistent
+  rewrite is found;
+- every row the chain covers (``coverage.CHAINED``) has the digest the latest
+  event that wrote it recorded: a changed, deleted or injected row is found;
+- every sealed row (``coverage.SEALED``) carries its keyed seal;
+- every judgment matches its creating event's content hash, its status is what
+  the events fold to, and a purged one has no vectors while a live one has;
+- FTS5's ``integrity-check``, ``PRAGMA integrity_check`` and ``foreign_key_check``.
+
+A damaged file is a finding, never a crash: each check that cannot read the
+file says so and the others still run.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mama_core.memory.events import EVENT_COLUMNS, GENESIS_HASH, event_from_row
-from mama_core.memory.records import JUDGMENT_COLUMNS, Judgment, content_hash
+from mama_core.memory.anchor import ChainAnchor, anchor_problems
+from mama_core.memory.canonical import canonical_hash
+from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
+from mama_core.memory.events import EVENT_COLUMNS, EVENT_FORMAT, GENESIS_HASH, event_from_row
+from mama_core.memory.records import JUDGMENT_COLUMNS, Judgment
 from mama_core.memory.timeline import fold_events
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
+from mama_core.store.expected_schema import schema_problems
+from mama_core.store.secret import StoreSecret
 
 MAX_PROBLEMS = 1000
 
@@ -34,26 +49,59 @@ class VerifyReport:
         return not self.problems
 
 
-def verify_store(conn: Connection) -> VerifyReport:
-    """Check the event chain, judgment hashes and statuses, FTS indexes and the file."""
+@dataclass
+class _Chain:
+    """What the walk of the events learned."""
+
+    created: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    """judgment id -> (content hash its creating event recorded, keyed?)"""
+    recorded: dict[str, dict[str, str]] = field(default_factory=dict)
+    """table -> key -> the latest digest an event recorded"""
+    legacy_events: set[int] = field(default_factory=set)
+    """events written before row digests (their rows are checked the old way)"""
+
+
+def verify_store(
+    conn: Connection, secret: StoreSecret, anchor: ChainAnchor | None = None
+) -> VerifyReport:
+    """Check the schema, the chain (and its anchor), the covered and sealed rows, the
+    judgments, the FTS indexes and the file."""
     report = VerifyReport()
-    created = _check_chain(conn, report)
-    _check_judgments(conn, report, created)
-    for index in ("judgments_fts", "judgments_trigram"):
+    chain = _Chain()
+
+    def step(what: str, check: Callable[[], None]) -> None:
         try:
-            conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
+            check()
         except sqlcipher.Error as exc:
-            report.problems.append(f"full-text index {index} disagrees with the judgments: {exc}")
-    rows = conn.execute("PRAGMA integrity_check").fetchall()
-    if [r[0] for r in rows] != ["ok"]:
-        report.problems += [f"integrity_check: {r[0]}" for r in rows[:20]]
+            report.problems.append(f"the database file is damaged ({what} cannot be read: {exc})")
+        except (ValueError, TypeError, KeyError) as exc:  # bytes that decrypt but do not parse
+            report.problems.append(f"{what} cannot be read: {exc!r}")
+
+    step("the schema", lambda: report.problems.extend(schema_problems(conn)))
+    step("the events", lambda: _check_chain(conn, report, chain))
+    if anchor is not None:
+        step(
+            "the chain anchor",
+            lambda: report.problems.extend(anchor_problems(conn, secret, anchor)),
+        )
+    step("the judgments", lambda: _check_judgments(conn, secret, report, chain))
+    for table in CHAINED:
+        step(table.name, lambda t=table: _check_chained(conn, secret, report, chain, t))
+    for sealed in SEALED:
+        step(
+            sealed.name,
+            lambda s=sealed: _check_sealed(conn, secret, report, s.name, s.key, s.values),
+        )
+    step("the vectors", lambda: _check_vectors(conn, report))
+    for index in ("judgments_fts", "judgments_trigram"):
+        step(index, lambda i=index: _check_fts(conn, report, i))
+    step("the file", lambda: _check_file(conn, report))
     del report.problems[MAX_PROBLEMS:]
     return report
 
 
-def _check_chain(conn: Connection, report: VerifyReport) -> dict[int, str]:
-    """Walk the events; return each judgment's content hash as its creating event says."""
-    created: dict[int, str] = {}
+def _check_chain(conn: Connection, report: VerifyReport, chain: _Chain) -> None:
+    """Walk the events: links, hashes, gapless ids; collect what they created and recorded."""
     expected_prev, expected_id = GENESIS_HASH, 1
     for row in conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY id").fetchall():
         report.events += 1
@@ -69,25 +117,35 @@ def _check_chain(conn: Connection, report: VerifyReport) -> dict[int, str]:
             report.problems.append(f"event {event.id} does not link to the event before it")
         if event.compute_hash() != stored_hash:
             report.problems.append(f"event {event.id} was altered (its hash does not match)")
+        keyed = event.payload.get("format") == EVENT_FORMAT
+        if not keyed:
+            chain.legacy_events.add(event.id)
         for change in event.payload.get("transitions", ()):
             if change.get("from") is None and event.judgment_id == change.get("id"):
-                created[int(change["id"])] = str(event.payload.get("content_hash", ""))
+                digest = str(event.payload.get("content_hash", ""))
+                chain.created[int(change["id"])] = (digest, keyed)
+        for table, digests in (event.payload.get("rows") or {}).items():
+            chain.recorded.setdefault(str(table), {}).update(
+                {str(k): str(v) for k, v in digests.items()}
+            )
         expected_prev, expected_id = stored_hash, event.id + 1
-    return created
 
 
-def _check_judgments(conn: Connection, report: VerifyReport, created: dict[int, str]) -> None:
+def _check_judgments(
+    conn: Connection, secret: StoreSecret, report: VerifyReport, chain: _Chain
+) -> None:
     states = fold_events(conn)
-    rows = conn.execute(f"SELECT {JUDGMENT_COLUMNS} FROM judgments ORDER BY id").fetchall()
-    for row in rows:
+    present: set[int] = set()
+    for row in conn.execute(f"SELECT {JUDGMENT_COLUMNS} FROM judgments ORDER BY id").fetchall():
         report.judgments += 1
+        present.add(int(row[0]))
         try:
             j = Judgment.from_row(row)
         except (ValueError, TypeError) as exc:
             report.problems.append(f"judgment {row[0]} cannot be read: {exc}")
             continue
         state = states.get(j.id)
-        if state is None or j.id not in created:
+        if state is None or j.id not in chain.created:
             report.problems.append(f"judgment {j.id} has no event that created it")
             continue
         if state.status != j.status:
@@ -99,18 +157,88 @@ def _check_judgments(conn: Connection, report: VerifyReport, created: dict[int, 
         if state.involvement is not None and state.involvement != j.involvement:
             report.problems.append(f"judgment {j.id}'s involvement disagrees with its events")
         if j.status == "purged":
-            if _has_vectors(conn, j.id):
-                report.problems.append(f"judgment {j.id} was purged but still has vectors")
             continue
-        if content_hash(j.content()) != j.content_hash or j.content_hash != created[j.id]:
+        recorded, keyed = chain.created[j.id]
+        computed = secret.hash(j.content()) if keyed else canonical_hash(j.content())
+        if computed != j.content_hash or j.content_hash != recorded:
             report.problems.append(f"judgment {j.id} was altered (its content hash does not match)")
+    for missing in sorted(set(chain.created) - present):
+        report.problems.append(f"judgment {missing} was deleted (its creating event is there)")
 
 
-def _has_vectors(conn: Connection, judgment_id: int) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM embeddings WHERE judgment_id = ? LIMIT 1", (judgment_id,)
-    ).fetchone()
-    return row is not None
+def _check_chained(
+    conn: Connection,
+    secret: StoreSecret,
+    report: VerifyReport,
+    chain: _Chain,
+    table: ChainedTable,
+) -> None:
+    """Each row's digest is the latest one recorded; none missing, none unrecorded."""
+    recorded = chain.recorded.get(table.name, {})
+    actual = dict(row_digests(conn, secret, table))
+    legacy = _legacy_keys(conn, chain, table) if chain.legacy_events else set()
+    for key, digest in sorted(actual.items()):
+        if key in recorded:
+            if recorded[key] != digest:
+                report.problems.append(f"{table.name} row {key} was altered behind the log")
+        elif key not in legacy:
+            report.problems.append(f"{table.name} row {key} was not written by any event")
+    for key, digest in sorted(recorded.items()):
+        if digest and key not in actual:
+            report.problems.append(f"{table.name} row {key} was deleted")
+
+
+def _legacy_keys(conn: Connection, chain: _Chain, table: ChainedTable) -> set[str]:
+    """Rows written by events from before row digests: the chain never recorded them."""
+    events = json.dumps(sorted(chain.legacy_events))
+    if table.event_columns:
+        where = " OR ".join(
+            f"t.{c} IN (SELECT value FROM json_each(?))" for c in table.event_columns
+        )
+        params: tuple[str, ...] = (events,) * len(table.event_columns)
+    elif table.name in ("judgments", "scope_bindings"):
+        id_column = "id" if table.name == "judgments" else "judgment_id"
+        where = f"t.{id_column} IN (SELECT value FROM json_each(?))"
+        params = (json.dumps(sorted(j for j, (_, keyed) in chain.created.items() if not keyed)),)
+    else:
+        return set()
+    return {str(r[0]) for r in conn.execute(table.select(where), params)}
+
+
+def _check_sealed(
+    conn: Connection, secret: StoreSecret, report: VerifyReport, name: str, key: str, values: str
+) -> None:
+    for row in conn.execute(f"SELECT {key}, seal, {values} FROM {name}"):
+        if row[1] is None or secret.seal(name, *row[2:]) != row[1]:
+            report.problems.append(f"{name} row {row[0]} was altered (its seal does not match)")
+
+
+def _check_vectors(conn: Connection, report: VerifyReport) -> None:
+    for (jid,) in conn.execute(
+        "SELECT id FROM judgments j WHERE status = 'purged' "
+        "AND EXISTS (SELECT 1 FROM embeddings e WHERE e.judgment_id = j.id) ORDER BY id"
+    ):
+        report.problems.append(f"judgment {jid} was purged but still has vectors")
+    for (jid,) in conn.execute(
+        "SELECT id FROM judgments j WHERE status != 'purged' "
+        "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.judgment_id = j.id) ORDER BY id"
+    ):
+        report.problems.append(f"judgment {jid} has no vector (its vectors were deleted)")
+
+
+def _check_fts(conn: Connection, report: VerifyReport, index: str) -> None:
+    try:
+        conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
+    except sqlcipher.Error as exc:
+        report.problems.append(f"full-text index {index} disagrees with the judgments: {exc}")
+
+
+def _check_file(conn: Connection, report: VerifyReport) -> None:
+    rows = conn.execute("PRAGMA integrity_check").fetchall()
+    if [r[0] for r in rows] != ["ok"]:
+        report.problems += [f"integrity_check: {r[0]}" for r in rows[:20]]
+    for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall()[:20]:
+        report.problems.append(f"{table} row {rowid} points at a missing {parent} row")
 
 
 __all__ = ["VerifyReport", "verify_store"]

@@ -3,8 +3,9 @@
 ``append`` is the only function that changes the store (migrations aside). In a
 single ``BEGIN IMMEDIATE`` it checks the command id (replay or conflict), runs
 the mutation's own checks and writes (rows, bindings, edges, status changes,
-vectors), appends exactly one hash-chained event and stores the receipt. Any
-failure rolls everything back. ``Writer`` runs ``append`` on a dedicated thread
+vectors), stores the receipt and appends exactly one hash-chained event that
+records the keyed digest of every row it wrote (``coverage``). Any failure
+rolls everything back. ``Writer`` runs ``append`` on a dedicated thread
 that owns the store's write connection.
 """
 
@@ -22,12 +23,14 @@ from mama_core.errors import MamaError
 from mama_core.memory import clock
 from mama_core.memory.changes import ChangeSet
 from mama_core.memory.commit_feed import CommitFeed
+from mama_core.memory.coverage import written_rows
 from mama_core.memory.errors import CommandConflictError
-from mama_core.memory.events import Event, chain_head, insert_event
+from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
 from mama_core.memory.grants import Grant
 from mama_core.memory.session import SessionFacts
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, translate_error
+from mama_core.store.secret import StoreSecret
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +58,10 @@ class Tx:
         session: SessionFacts,
         grant: Grant,
         command_id: str,
+        secret: StoreSecret,
     ) -> None:
         self.conn = conn
+        self.secret = secret
         self.command_id = command_id
         self.event_id = event_id
         self.at = at
@@ -64,10 +69,30 @@ class Tx:
         self.grant = grant
         self.transitions: list[dict[str, Any]] = []
         self.touched: set[int] = set()
+        self.written: dict[str, set[str]] = {}
+
+    def keyed_hash(self, value: Any) -> str:
+        """The store's keyed hash (HMAC) of ``value``: what the log keeps of erasable text."""
+        return self.secret.hash(value)
+
+    def wrote(self, table: str, key: object) -> None:
+        """Note a row this mutation changed that carries no ``event_id`` of it, so the
+        event records its new digest (rows naming the event are found by themselves)."""
+        self.written.setdefault(table, set()).add(str(key))
+
+    def record_text(self, field: str, text: str) -> str:
+        """Keep ``text`` (a reason) beside the event, outside the chain, so a purge can
+        erase it; return its keyed hash, which is what the event records."""
+        self.conn.execute(
+            "INSERT INTO event_texts (event_id, field, text) VALUES (?, ?, ?)",
+            (self.event_id, field, text),
+        )
+        return self.keyed_hash(text)
 
     def record_added(self, judgment_id: int, status: str, involvement: str) -> None:
         """Note a new judgment and its first status (for the event and the timeline)."""
         self.touched.add(judgment_id)
+        self.wrote("scope_bindings", judgment_id)
         self.transitions.append(
             {"id": judgment_id, "from": None, "to": status, "involvement": involvement}
         )
@@ -106,6 +131,10 @@ class Command:
     the receipt handed back (not to the stored one, which was written before)."""
 
 
+HeadSink = Callable[[ChainHead], None]
+"""Told the chain head after each commit (e.g. to keep an anchor outside the file)."""
+
+
 @dataclass(frozen=True)
 class AppendResult:
     """The receipt, and the change-set if something was committed (None on replay)."""
@@ -114,12 +143,14 @@ class AppendResult:
     changes: ChangeSet | None
 
 
-def append(conn: Connection, path: Path, command: Command) -> AppendResult:
+def append(conn: Connection, path: Path, command: Command, secret: StoreSecret) -> AppendResult:
     """Apply ``command`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing."""
-    return append_batch(conn, path, [command])[0]
+    return append_batch(conn, path, [command], secret)[0]
 
 
-def append_batch(conn: Connection, path: Path, commands: list[Command]) -> list[AppendResult]:
+def append_batch(
+    conn: Connection, path: Path, commands: list[Command], secret: StoreSecret
+) -> list[AppendResult]:
     """Apply ``commands`` in order in ONE transaction: each gets its own event and
     receipt, and if any fails none is written (an import is all or nothing).
 
@@ -130,7 +161,7 @@ def append_batch(conn: Connection, path: Path, commands: list[Command]) -> list[
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for command in commands:
-            results.append(_apply(conn, command))
+            results.append(_apply(conn, command, secret))
         conn.execute("COMMIT")
     except BaseException as exc:
         _rollback(conn)
@@ -140,33 +171,24 @@ def append_batch(conn: Connection, path: Path, commands: list[Command]) -> list[
     return results
 
 
-def _apply(conn: Connection, command: Command) -> AppendResult:
-    """One command inside the open transaction: replay, or row(s) + event + receipt."""
+def _apply(conn: Connection, command: Command, secret: StoreSecret) -> AppendResult:
+    """One command inside the open transaction: replay, or row(s) + receipt + event."""
     stored = conn.execute(
         "SELECT principal, action, payload_hash, receipt FROM receipts WHERE command_id = ?",
         (command.command_id,),
     ).fetchone()
+    # The request's hash is kept keyed: a bare hash of a short request (a PIN to
+    # remember) could be recovered by trying every value.
+    payload_hash = secret.hash_bytes(command.payload_hash.encode("ascii"))
     if stored is not None:
-        return AppendResult(_replay(command, stored), None)
+        return AppendResult(_replay(command, stored, payload_hash), None)
     head = chain_head(conn)
     at = clock.iso(clock.now())
     if head.at is not None and at <= head.at:
         at = clock.after(head.at)
-    tx = Tx(conn, head.id + 1, at, command.session, command.grant, command.command_id)
+    tx = Tx(conn, head.id + 1, at, command.session, command.grant, command.command_id, secret)
     applied = command.apply(tx)
     touched = sorted(tx.touched)
-    payload = {**applied.payload, "transitions": tx.transitions, "touched": touched}
-    event = Event(
-        id=tx.event_id,
-        at=at,
-        action=command.action,
-        actor=command.session.actor_json(),
-        command_id=command.command_id,
-        judgment_id=applied.judgment_id,
-        payload=payload,
-        prev_hash=head.hash,
-    )
-    insert_event(conn, event)
     status = None
     if applied.judgment_id is not None:
         row = conn.execute(
@@ -191,25 +213,43 @@ def _apply(conn: Connection, command: Command) -> AppendResult:
             command.command_id,
             command.session.principal,
             command.action,
-            command.payload_hash,
+            payload_hash,
             json.dumps(receipt, sort_keys=True),
             tx.event_id,
             at,
         ),
     )
+    for judgment_id in touched:
+        tx.wrote("judgments", judgment_id)
+    payload = {
+        **applied.payload,
+        "transitions": tx.transitions,
+        "touched": touched,
+        "format": EVENT_FORMAT,
+        "rows": written_rows(conn, secret, tx.event_id, tx.written),
+    }
+    event = Event(
+        id=tx.event_id,
+        at=at,
+        action=command.action,
+        actor=command.session.actor_json(),
+        command_id=command.command_id,
+        judgment_id=applied.judgment_id,
+        payload=payload,
+        prev_hash=head.hash,
+    )
+    insert_event(conn, event)
     changes = ChangeSet.from_transitions(
         tx.event_id, command.action, command.command_id, tx.transitions, touched
     )
     return AppendResult(receipt, changes)
 
 
-def _replay(command: Command, stored: tuple[Any, ...]) -> dict[str, Any]:
+def _replay(command: Command, stored: tuple[Any, ...], keyed_hash: str) -> dict[str, Any]:
     principal, action, payload_hash, receipt_json = stored
-    if (principal, action, payload_hash) != (
-        command.session.principal,
-        command.action,
-        command.payload_hash,
-    ):
+    # Receipts written before the hashes were keyed hold the bare payload hash.
+    same_payload = payload_hash in (keyed_hash, command.payload_hash)
+    if not same_payload or (principal, action) != (command.session.principal, command.action):
         raise CommandConflictError(
             f"Command id {command.command_id} was already used for a different request; "
             "use a new command id.",
@@ -232,9 +272,18 @@ class Writer:
     """The dedicated writer thread that owns the store's write connection; its
     change-sets go out through ``feed`` (with other processes' commits, in order)."""
 
-    def __init__(self, conn: Connection, path: Path, feed: CommitFeed | None = None) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        path: Path,
+        secret: StoreSecret,
+        feed: CommitFeed | None = None,
+        on_head: HeadSink | None = None,
+    ) -> None:
         self._conn = conn
         self._path = path
+        self._secret = secret
+        self._on_head = on_head
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
         self.feed = feed or CommitFeed()
 
@@ -257,7 +306,7 @@ class Writer:
 
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
         with self.feed.writing():
-            results = append_batch(self._conn, self._path, commands)
+            results = append_batch(self._conn, self._path, commands, self._secret)
             for command, result in zip(commands, results, strict=True):
                 if result.changes is None:
                     continue
@@ -270,4 +319,9 @@ class Writer:
                         if extra:
                             result.receipt.update(extra)
                 self.feed.publish(result.changes)
+            if self._on_head is not None and any(r.changes is not None for r in results):
+                try:
+                    self._on_head(chain_head(self._conn))
+                except Exception:
+                    log.exception("keeping the chain head outside the store failed")
         return results

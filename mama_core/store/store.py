@@ -29,6 +29,7 @@ from mama_core.store import sqlcipher
 from mama_core.store.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, connect, translate_error
 from mama_core.store.keys import DbKey
 from mama_core.store.migrations import apply_migrations, load_migrations, schema_version
+from mama_core.store.secret import SEAL_FUNCTION, StoreSecret
 
 STORE_FILE_NAME = "mama.db"
 BACKUP_DIR_NAME = "backups"
@@ -43,6 +44,8 @@ class Store:
         self._busy_timeout_ms = busy_timeout_ms
         self.conn = conn
         self.backups: list[Path] = []
+        self._secret: StoreSecret | None = None
+        self.store_id = ""
 
     @classmethod
     def open(
@@ -86,6 +89,8 @@ class Store:
                 f"The memory store {self.path} was written by a newer MAMA (schema "
                 f"{current}, this one knows up to {latest}); update MAMA to open it."
             )
+        if current > 0:
+            self._unlock_secret()
         if current == latest and not check_writable:
             return
         try:
@@ -95,12 +100,18 @@ class Store:
             self.conn.execute("ROLLBACK")
         except sqlcipher.Error as exc:
             raise translate_error(exc, self.path) from exc
+        if current == 0:
+            # A new store has no id yet: the seal triggers only need the function
+            # to exist while the migrations run (their tables are empty).
+            self.conn.create_function(SEAL_FUNCTION, -1, _no_secret_yet)
         if current == latest:
             return
         if current > 0:
             self.backups.append(self._copy_aside(current))
         try:
             apply_migrations(self.conn, migrations)
+            if current == 0:
+                self._unlock_secret()
         except MigrationError as exc:
             cause = exc.__cause__
             if cause is not None and isinstance(cause, sqlcipher.Error):
@@ -122,13 +133,32 @@ class Store:
             raise translate_error(exc, self.path) from exc
         return target
 
+    def _unlock_secret(self) -> None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+        except sqlcipher.Error as exc:
+            raise translate_error(exc, self.path) from exc
+        if row is None:
+            raise StoreError(f"The memory store {self.path} has no store id; it is damaged.")
+        self.store_id = str(row[0])
+        self._secret = StoreSecret.derive(self._key, self.store_id)
+        self._secret.register(self.conn)
+
+    @property
+    def secret(self) -> StoreSecret:
+        """The store secret for keyed hashes (derived from the key; never stored)."""
+        assert self._secret is not None, "the store is open, so its secret is known"
+        return self._secret
+
     @property
     def schema_version(self) -> int:
         return schema_version(self.conn)
 
     def reader(self) -> Connection:
-        """A new connection for reads on another thread."""
-        return connect(self.path, self._key, busy_timeout_ms=self._busy_timeout_ms)
+        """A new connection for reads (and the runtime's own writes) on another thread."""
+        conn = connect(self.path, self._key, busy_timeout_ms=self._busy_timeout_ms)
+        self.secret.register(conn)
+        return conn
 
     def close(self) -> None:
         with contextlib.suppress(sqlcipher.Error):
@@ -139,6 +169,10 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _no_secret_yet(*_values: object) -> str:
+    raise RuntimeError("the store secret is not known before the store has an id")
 
 
 def _refuse_empty_file(path: Path) -> None:

@@ -167,21 +167,19 @@ def status_of(store: Store, judgment_id: int) -> str:
 
 
 def events_of(store: Store, judgment_id: int) -> list[dict[str, Any]]:
-    """The events table's rows naming ``judgment_id`` as their main record, oldest first."""
-    import json
+    """The events naming ``judgment_id`` as their main record, oldest first, as callers
+    see them (reasons read from beside the chain)."""
+    from mama_core.memory.events import EVENT_COLUMNS, event_from_row, public_events
 
     reader = store.reader()
     try:
         rows = reader.execute(
-            "SELECT id, action, actor, payload FROM events WHERE judgment_id = ? ORDER BY id",
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE judgment_id = ? ORDER BY id",
             (judgment_id,),
         ).fetchall()
+        return public_events(reader, [event_from_row(r)[0] for r in rows])
     finally:
         reader.close()
-    return [
-        {"id": r[0], "action": r[1], "actor": json.loads(r[2]), "payload": json.loads(r[3])}
-        for r in rows
-    ]
 
 
 def settings_for(paths: Paths) -> Settings:

@@ -29,7 +29,7 @@ def test_batch_writes_each_record_with_its_own_event(engine: Engine) -> None:
     assert search_ids(engine, "who owns search")[0] == receipts[1]["judgment_id"]
     reader = engine.store.reader()
     try:
-        assert verify_store(reader).ok
+        assert verify_store(reader, engine.store.secret).ok
     finally:
         reader.close()
 

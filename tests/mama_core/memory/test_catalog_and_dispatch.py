@@ -203,5 +203,5 @@ def test_many_threads_share_one_writer(engine: Engine) -> None:
     assert errors == []
     assert len(search_ids(engine, "pangolin", limit=100)) == 32
     assert event_count(engine) == 32
-    report = verify_store(engine.store.conn)
+    report = verify_store(engine.store.conn, engine.store.secret)
     assert report.ok, report.problems

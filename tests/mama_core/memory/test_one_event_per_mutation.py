@@ -166,5 +166,5 @@ def test_each_mutation_appends_exactly_one_event(
         done.append((action, payload, session, grant))
         if action == "memory.save":
             ids.append(receipt["judgment_id"])
-    report = verify_store(engine.store.conn)
+    report = verify_store(engine.store.conn, engine.store.secret)
     assert report.ok, report.problems

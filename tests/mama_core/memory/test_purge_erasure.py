@@ -133,7 +133,7 @@ def test_purged_words_are_gone_from_file_and_wal(engine: Engine, raw_key: bytes)
     assert purge_event["actor"]["kind"] == "owner"
     assert purge_event["payload"]["reason"] == "owner asked to forget"
     assert {e["id"] for e in purge_event["payload"]["erased"]} == {target, old}
-    assert all(len(e["sha256"]) == 64 for e in purge_event["payload"]["erased"])
+    assert all(len(e["hmac"]) == 64 for e in purge_event["payload"]["erased"])
     assert search_ids(engine, "quagmirette zephyrbloom", statuses=["purged"]) == []
     assert search_ids(engine, CONTROL_WORD) == [control]
     assert (
@@ -142,7 +142,7 @@ def test_purged_words_are_gone_from_file_and_wal(engine: Engine, raw_key: bytes)
         ).fetchone()[0]
         == 0
     )
-    assert verify_store(engine.store.conn).ok
+    assert verify_store(engine.store.conn, engine.store.secret).ok
 
 
 def test_purged_observation_text_is_gone(engine: Engine, raw_key: bytes) -> None:

@@ -76,7 +76,7 @@ def test_outcome_is_an_event_not_a_new_belief(engine: Engine) -> None:
     last = read["events"][-1]
     assert last["action"] == "memory.update_outcome"
     assert "quokka" not in json.dumps(last)
-    assert len(last["payload"]["outcome_sha256"]) == 64
+    assert len(last["payload"]["outcome_hash"]) == 64  # keyed (HMAC), not a bare sha256
 
 
 def test_link_relates_visible_records_only(engine: Engine) -> None:

@@ -25,7 +25,7 @@ def busy_engine(engine: Engine) -> Engine:
 def test_untouched_store_verifies(busy_engine: Engine) -> None:
     reader = busy_engine.store.reader()
     try:
-        report = verify_store(reader)
+        report = verify_store(reader, busy_engine.store.secret)
     finally:
         reader.close()
     assert report.ok, report.problems
@@ -37,7 +37,7 @@ def test_altered_event_payload_is_found(busy_engine: Engine) -> None:
     conn = busy_engine.store.conn
     conn.execute("DROP TRIGGER events_append_only_update")
     conn.execute("UPDATE events SET payload = replace(payload, 'forget', 'routine') WHERE id = 7")
-    report = verify_store(conn)
+    report = verify_store(conn, busy_engine.store.secret)
     assert not report.ok
     assert "event 7 was altered (its hash does not match)" in report.problems
 
@@ -46,7 +46,7 @@ def test_rehashed_event_breaks_the_next_link(busy_engine: Engine) -> None:
     conn = busy_engine.store.conn
     conn.execute("DROP TRIGGER events_append_only_update")
     conn.execute("UPDATE events SET hash = ? WHERE id = 2", ("f" * 64,))
-    report = verify_store(conn)
+    report = verify_store(conn, busy_engine.store.secret)
     assert "event 3 does not link to the event before it" in report.problems
 
 
@@ -55,7 +55,7 @@ def test_deleted_event_is_found(busy_engine: Engine) -> None:
     conn.execute("DROP TRIGGER events_append_only_delete")
     conn.execute("PRAGMA foreign_keys = OFF")
     conn.execute("DELETE FROM events WHERE id = 3")
-    report = verify_store(conn)
+    report = verify_store(conn, busy_engine.store.secret)
     assert "events 3..3 are missing" in report.problems
 
 
@@ -63,8 +63,12 @@ def test_rewritten_judgment_text_is_found(busy_engine: Engine) -> None:
     conn = busy_engine.store.conn
     conn.execute("DROP TRIGGER judgments_text_append_only")
     conn.execute("UPDATE judgments SET summary = 'Forged decision' WHERE id = 2")
-    report = verify_store(conn)
-    assert report.problems == ["judgment 2 was altered (its content hash does not match)"]
+    report = verify_store(conn, busy_engine.store.secret)
+    assert report.problems == [
+        "the trigger judgments_text_append_only is missing from the schema (dropped?)",
+        "judgment 2 was altered (its content hash does not match)",
+        "judgments row 2 was altered behind the log",
+    ]
 
 
 def test_rewritten_text_with_a_recomputed_hash_is_still_found(busy_engine: Engine) -> None:
@@ -76,7 +80,7 @@ def test_rewritten_text_with_a_recomputed_hash_is_still_found(busy_engine: Engin
     row = conn.execute(f"SELECT {JUDGMENT_COLUMNS} FROM judgments WHERE id = 2").fetchone()
     forged = content_hash(Judgment.from_row(row).content())
     conn.execute("UPDATE judgments SET content_hash = ? WHERE id = 2", (forged,))
-    report = verify_store(conn)
+    report = verify_store(conn, busy_engine.store.secret)
     assert "judgment 2 was altered (its content hash does not match)" in report.problems
 
 
@@ -84,7 +88,7 @@ def test_status_or_involvement_changed_by_sql_is_found(busy_engine: Engine) -> N
     conn = busy_engine.store.conn
     conn.execute("UPDATE judgments SET status = 'active' WHERE id = 1")
     conn.execute("UPDATE judgments SET involvement = 'owner_stated' WHERE id = 3")
-    problems = verify_store(conn).problems
+    problems = verify_store(conn, busy_engine.store.secret).problems
     assert "judgment 1 is active but its events say superseded" in problems
     assert "judgment 3's involvement disagrees with its events" in problems
 
@@ -95,5 +99,5 @@ def test_fts_out_of_step_with_the_table_is_found(busy_engine: Engine) -> None:
         "INSERT INTO judgments_fts (judgments_fts, rowid, topic, summary, details) "
         "VALUES ('delete', 2, '', 'Revised decision text', '')"
     )
-    problems = verify_store(conn).problems
+    problems = verify_store(conn, busy_engine.store.secret).problems
     assert any(p.startswith("full-text index judgments_fts") for p in problems)

@@ -53,7 +53,7 @@ def test_a_failure_after_writes_leaves_nothing_half_written(engine: Engine) -> N
     receipt = engine._writer.submit(real).result(timeout=60).receipt
     assert receipt["replayed"] is False
     assert search_ids(engine, "lemurs") == [receipt["judgment_id"]]
-    assert verify_store(engine.store.conn).ok
+    assert verify_store(engine.store.conn, engine.store.secret).ok
 
 
 def test_every_commit_runs_on_the_one_writer_thread(engine: Engine) -> None:

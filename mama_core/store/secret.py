@@ -1,0 +1,66 @@
+"""The store secret: a per-store key for the keyed hashes the log keeps.
+
+Hashes of text that a purge erases (content, reasons, outcomes, observations)
+must not let short text (a PIN, a salary) be recovered by trying every value,
+so the log keeps HMAC-SHA256 under this secret instead of a bare sha256. The
+secret is derived from the database key (raw key bytes, or the passphrase) and
+the store's ``meta.store_id``; it is never written anywhere.
+
+The secret also seals rows that processes write outside the one writer (the
+Telegram owner, observations from the mailbox, vectors): SQL triggers call the
+``mama_seal(table, values...)`` function registered on every store connection,
+so no writer can forget the seal, and ``mama verify`` recomputes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+import rfc8785
+
+from mama_core.store.connection import Connection
+from mama_core.store.keys import DbKey
+
+_LABEL = b"mama store secret v1\x00"
+SEAL_FUNCTION = "mama_seal"
+
+
+class StoreSecret:
+    """HMAC-SHA256 under a store's secret; ``repr`` never shows it."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    @classmethod
+    def derive(cls, key: DbKey, store_id: str) -> StoreSecret:
+        """The secret of the store ``store_id`` opened with ``key``."""
+        material = bytes.fromhex(key.reveal()) if key.raw else key.reveal().encode("utf-8")
+        digest = hmac.new(material, _LABEL + store_id.encode("ascii"), hashlib.sha256).digest()
+        return cls(digest)
+
+    def hash_bytes(self, data: bytes) -> str:
+        """Hex HMAC-SHA256 of ``data``."""
+        return hmac.new(self._secret, data, hashlib.sha256).hexdigest()
+
+    def hash(self, value: Any) -> str:
+        """Hex HMAC-SHA256 of the canonical JSON (RFC 8785) of ``value``."""
+        return self.hash_bytes(rfc8785.dumps(value))
+
+    def seal(self, table: str, *values: object) -> str:
+        """The seal of one row: the keyed hash of its table name and values (blobs as hex)."""
+        plain = [
+            bytes(v).hex() if isinstance(v, bytes | bytearray | memoryview) else v for v in values
+        ]
+        return self.hash([table, *plain])
+
+    def register(self, conn: Connection) -> None:
+        """Make ``mama_seal(...)`` available to the seal triggers on ``conn``."""
+        conn.create_function(SEAL_FUNCTION, -1, self.seal, deterministic=True)
+
+    def __repr__(self) -> str:
+        return "StoreSecret(...)"
+
+
+__all__ = ["SEAL_FUNCTION", "StoreSecret"]
