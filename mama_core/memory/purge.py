@@ -23,6 +23,7 @@ from mama_core.memory.lifecycle import require_status
 from mama_core.memory.observation_erasure import erase_observations
 from mama_core.memory.purge_pending import mark_pending, settle
 from mama_core.memory.records import Judgment, load_visible
+from mama_core.memory.tombstones import fingerprint
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store.connection import Connection
 
@@ -94,6 +95,7 @@ def erase_judgment(tx: Tx, j: Judgment) -> str:
     )
     tx.conn.execute("DELETE FROM embeddings WHERE judgment_id = ?", (j.id,))
     tx.conn.execute("UPDATE tombstones SET vector = NULL WHERE judgment_id = ?", (j.id,))
+    rekey_tombstones(tx, j)
     proposed_changes.erase_for(tx, j.id)
     return digest
 
@@ -102,6 +104,20 @@ def erased_digest(tx: Tx, erased: dict[str, Any]) -> str:
     """What the log keeps of erased text: its keyed hash, never a bare one (a bare
     sha256 of a PIN or a salary gives the text back to anyone who tries them all)."""
     return tx.keyed_hash(erased)
+
+
+def rekey_tombstones(tx: Tx, j: Judgment) -> None:
+    """A tombstone made before fingerprints were keyed holds the bare sha256 of the
+    normalised summary; once the text is purged that would give a short text back
+    to anyone who tries every value, so it becomes the keyed fingerprint (which
+    still blocks the same text)."""
+    bare, keyed = fingerprint(j.summary), fingerprint(j.summary, tx.secret)
+    rows = tx.conn.execute(
+        "SELECT id FROM tombstones WHERE judgment_id = ? AND fingerprint = ?", (j.id, bare)
+    ).fetchall()
+    for (tombstone_id,) in rows:
+        tx.conn.execute("UPDATE tombstones SET fingerprint = ? WHERE id = ?", (keyed, tombstone_id))
+        tx.wrote("tombstones", tombstone_id)
 
 
 def erase_reasons(tx: Tx, judgment_ids: list[int]) -> None:

@@ -62,7 +62,13 @@ def _apply_save(
     status = initial_status(session, inp.kind, decision is ownership.Decision.PROPOSE)
     involvement = involvement_of(session)
     refuse_if_tombstoned(
-        tx.conn, scopes, inp.summary, vector, env.model_id, env.config.tombstone_threshold
+        tx.conn,
+        scopes,
+        inp.summary,
+        vector,
+        env.model_id,
+        env.config.tombstone_threshold,
+        tx.secret,
     )
     start = valid_from or tx.at
     provenance = provenance_of(session)

@@ -28,6 +28,7 @@ from mama_core.memory.scopes import ensure_scope_ids, scopes_of
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store.connection import Connection
+from mama_core.store.secret import StoreSecret
 
 
 def normalise(text: str) -> str:
@@ -37,9 +38,14 @@ def normalise(text: str) -> str:
     return " ".join(kept.split())
 
 
-def fingerprint(text: str) -> str:
-    """sha256 of the normalised text."""
-    return sha256_hex(normalise(text))
+def fingerprint(text: str, secret: StoreSecret | None = None) -> str:
+    """The normalised text's keyed hash under the store's secret (what a tombstone
+    keeps, so a short purged text cannot be found by trying every value), or with
+    no secret its bare sha256 (the form of tombstones made before keyed hashes)."""
+    normal = normalise(text)
+    if secret is None:
+        return sha256_hex(normal)
+    return secret.hash_bytes(b"tombstone\x00" + normal.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ def find_match(
     vector: np.ndarray | None,
     model_id: str | None,
     threshold: float,
+    secret: StoreSecret | None = None,
 ) -> TombstoneMatch | None:
     """The first unlifted tombstone in an overlapping scope that ``summary`` matches:
     the same normalised text, or a cosine-close vector whose words do not tell the
@@ -75,9 +82,9 @@ def find_match(
         "AND s.name IN (SELECT value FROM json_each(?))) ORDER BY t.id",
         (json.dumps(sorted(set(scopes))),),
     ).fetchall()
-    print_ = fingerprint(summary)
+    prints = {fingerprint(summary), fingerprint(summary, secret)}
     for row in rows:
-        if row[1] == print_:
+        if row[1] in prints:
             return _match(row, None)
     if vector is None:
         return None
@@ -130,10 +137,11 @@ def refuse_if_tombstoned(
     vector: np.ndarray | None,
     model_id: str | None,
     threshold: float,
+    secret: StoreSecret | None = None,
 ) -> None:
     """Raise ``tombstoned`` if a save of ``summary`` into ``scopes`` matches a tombstone;
     the message names who made it, and the details carry its id for lifting."""
-    match = find_match(conn, scopes, summary, vector, model_id, threshold)
+    match = find_match(conn, scopes, summary, vector, model_id, threshold, secret)
     if match is None:
         return
     how = "the same text" if match.similarity is None else "nearly the same meaning"
@@ -170,7 +178,7 @@ def create_tombstone(tx: Tx, judgment: Judgment, reason: str, model_id: str) -> 
         "event_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             judgment.id,
-            fingerprint(judgment.summary),
+            fingerprint(judgment.summary, tx.secret),
             None if vector_row is None else vector_row[0],
             None if vector_row is None else vector_row[1],
             reason,

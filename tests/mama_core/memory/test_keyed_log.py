@@ -17,11 +17,13 @@ from typing import Any
 
 import pytest
 
+from mama_core.errors import MamaError
 from mama_core.memory import Engine, verify_store
 from mama_core.memory.canonical import canonical_hash, sha256_hex
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.records import JUDGMENT_COLUMNS, Judgment, content_fields
+from mama_core.memory.tombstones import fingerprint
 from mama_core.store import DbKey
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
 from tests.mama_core.memory.test_purge_erasure import (
@@ -100,6 +102,59 @@ def test_a_purged_pin_cannot_be_brute_forced(engine: Engine, raw_key: bytes) -> 
     assert secret.hash(content) in in_store  # the save event's content hash
     assert secret.hash_bytes(canonical_hash(req).encode()) in in_store  # the receipt
     assert verify_store(engine.store.conn, secret).ok
+
+
+def test_a_tombstoned_then_purged_pin_cannot_be_brute_forced(
+    engine: Engine, raw_key: bytes
+) -> None:
+    """The tombstone's fingerprint is keyed too: after retire with forbid_resave and a
+    purge, no bare sha256 of any normalised PIN is in the file, while the keyed
+    fingerprint is (the control) and still refuses the same text."""
+    payload = {"kind": "fact", "summary": "4712", "topic": "", "command_id": "pin-2"}
+    jid = engine.dispatch("memory.save", payload, OWNER, OWNER_GRANT)["judgment_id"]
+    engine.dispatch(
+        "memory.retire",
+        {"id": jid, "reason": "no longer", "status": "stale", "forbid_resave": True},
+        OWNER,
+        OWNER_GRANT,
+    )
+    engine.dispatch("memory.purge", {"id": jid, "reason": "a secret"}, OWNER, OWNER_GRANT)
+    in_store = hex_digests_in_store(engine.store.path, raw_key)
+    bare = {fingerprint(f"{n:04d}") for n in range(10_000)}
+    assert bare & in_store == set()
+    assert fingerprint("4712", engine.store.secret) in in_store
+    with pytest.raises(MamaError) as refused:
+        engine.dispatch("memory.save", {**payload, "command_id": "pin-3"}, OWNER, OWNER_GRANT)
+    assert refused.value.code == "tombstoned"
+    assert verify_store(engine.store.conn, engine.store.secret).ok
+
+
+def test_a_tombstone_made_before_keyed_fingerprints_is_rekeyed_by_the_purge(
+    engine: Engine, raw_key: bytes
+) -> None:
+    """A legacy tombstone (bare sha256 fingerprint) still blocks its text, and the
+    purge of its record turns the fingerprint into the keyed one."""
+    payload = {"kind": "fact", "summary": "4713", "topic": "", "command_id": "pin-4"}
+    jid = engine.dispatch("memory.save", payload, OWNER, OWNER_GRANT)["judgment_id"]
+    engine.dispatch(
+        "memory.retire",
+        {"id": jid, "reason": "no longer", "status": "stale", "forbid_resave": True},
+        OWNER,
+        OWNER_GRANT,
+    )
+    conn = engine.store.conn
+    conn.execute(
+        "UPDATE tombstones SET fingerprint = ? WHERE judgment_id = ?", (fingerprint("4713"), jid)
+    )
+    with pytest.raises(MamaError) as refused:
+        engine.dispatch("memory.save", {**payload, "command_id": "pin-5"}, OWNER, OWNER_GRANT)
+    assert refused.value.code == "tombstoned"
+    engine.dispatch("memory.purge", {"id": jid, "reason": "a secret"}, OWNER, OWNER_GRANT)
+    (stored,) = conn.execute(
+        "SELECT fingerprint FROM tombstones WHERE judgment_id = ?", (jid,)
+    ).fetchone()
+    assert stored == fingerprint("4713", engine.store.secret)
+    assert fingerprint("4713") not in hex_digests_in_store(engine.store.path, raw_key)
 
 
 REASON_WORDS = ["pangolinish", "okapiform", "axolotlery", "quetzalish", "tapirine"]
