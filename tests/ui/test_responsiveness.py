@@ -87,7 +87,7 @@ def test_loop_keeps_ticking_while_searching_10k(
 
         # Control: the same search run on the loop's own thread stalls the ticker.
         ticker.start()
-        blocked_until = time.perf_counter() + 0.3
+        blocked_until = time.perf_counter() + 0.6
         while time.perf_counter() < blocked_until:
             engine.dispatch("memory.search", payload, *owner)
         await asyncio.sleep(0)
@@ -120,6 +120,8 @@ def test_loop_keeps_ticking_while_searching_10k(
     finally:
         loop.run_until_complete(window.aclose())
     print(f"\n10k responsiveness: {figures}")
-    assert figures["control_gap"] >= 0.3
-    assert figures["gap"] < 0.15, figures
+    # Relative to the control measured in this run (an absolute bound failed under
+    # load): searching off the loop stalls it for a small part of what on it does.
+    assert figures["control_gap"] >= 0.6
+    assert figures["gap"] < figures["control_gap"] / 3, figures
     assert figures["ticks"] > figures["searching"] / 0.05
