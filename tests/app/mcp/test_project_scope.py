@@ -59,4 +59,5 @@ def test_any_name_becomes_a_valid_scope_or_is_refused(name: str) -> None:
 
 
 def project_name_has_content(name: str) -> bool:
-    return any(hidden_char(c) is None for c in name)
+    """Whether anything but hidden characters and dashes (which only separate) is left."""
+    return any(hidden_char(c) is None and c != "-" for c in name)

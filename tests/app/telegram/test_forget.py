@@ -223,6 +223,9 @@ def test_forget_a_proposal_deletes_its_review_card_too(engine: Engine, store: St
             await s.pair()
             s.api.push_message(OWNER_CHAT, OWNER_USER, "How do I address the client?")
             await s.api.signal.until(lambda: any(m.get("reply_markup") for m in s.api.sent))
+            # The turn's reply may follow its card: wait for both, so the next text to
+            # the owner is the answer to /forget.
+            await s.api.signal.until(lambda: "I proposed it." in s.api.texts_to(OWNER_CHAT))
             card = next(m for m in s.api.sent if m.get("reply_markup"))
             jid = int(card["reply_markup"]["inline_keyboard"][0][0]["callback_data"].split(":")[1])
             # Replying /forget to the card asks about the memory it shows.
