@@ -332,6 +332,7 @@ class Desktop(QtCore.QObject):
 
             self.window = ReviewWindow(self.bridge)
             self.window.setWindowIcon(app_icon())
+            self.window.quit_requested.connect(self.quit)
         window = self.window
         window.show()
         window.raise_()

@@ -92,7 +92,7 @@ class MessagesPanel(QtWidgets.QWidget):
         self.text.setObjectName("message_text")
         self.note = QtWidgets.QLabel()
         self.note.setObjectName("messages_note")
-        self.purge_button = QtWidgets.QPushButton("&Purge message…")
+        self.purge_button = QtWidgets.QPushButton("Pur&ge message…")
         self.purge_button.setObjectName("purge_message_button")
         self.purge_button.setEnabled(False)
         self.purge_button.clicked.connect(self.purge_current)
@@ -162,6 +162,11 @@ class MessagesPanel(QtWidgets.QWidget):
     def _show_current(self, *_args: object) -> None:
         row = self.current()
         self.purge_button.setEnabled(row is not None)
+        self.purge_button.setToolTip(
+            "Erase this message's text for good"
+            if row is not None
+            else "Select a message to purge it"
+        )
         if row is None:
             self.text.setPlainText("")
             return

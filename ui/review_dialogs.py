@@ -47,11 +47,16 @@ class ReasonDialog(QtWidgets.QDialog):
         )
         self.ok_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
         self.ok_button.setText(ok_text)
-        self.ok_button.setEnabled(False)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.reason.textChanged.connect(lambda text: self.ok_button.setEnabled(bool(text.strip())))
+        self.reason.textChanged.connect(self._check)
+        self._check()
+
+    def _check(self) -> None:
+        ok = bool(self.reason.text().strip())
+        self.ok_button.setEnabled(ok)
+        self.ok_button.setToolTip("" if ok else "Write a reason first")
 
     def values(self) -> tuple[str, bool]:
         return self.reason.text().strip(), self.forbid.isChecked()
@@ -189,6 +194,8 @@ class EditDialog(QtWidgets.QDialog):
         self.details.setObjectName("details")
         self.details.setFixedHeight(70)
         form.addRow("Details", self.details)
+        for text in (self.summary, self.steps, self.details):
+            text.setTabChangesFocus(True)  # Tab moves to the next field, as in a form
         self.scopes = QtWidgets.QLineEdit(", ".join(record.get("scopes") or ["global"]))
         self.scopes.setObjectName("scopes")
         form.addRow("Scopes", self.scopes)
@@ -211,6 +218,12 @@ class EditDialog(QtWidgets.QDialog):
         if self.kind.currentText() in GUIDANCE_KINDS:
             ok = ok and bool(self.applies_when.text().strip())
         self.ok_button.setEnabled(ok)
+        if ok:
+            self.ok_button.setToolTip("Save this text and approve it")
+        elif self.kind.currentText() in GUIDANCE_KINDS:
+            self.ok_button.setToolTip("Write a summary and when it applies first")
+        else:
+            self.ok_button.setToolTip("Write a summary first")
 
     def payload(self) -> dict[str, Any]:
         """The ``memory.save`` input: the edited record, replacing the proposal."""

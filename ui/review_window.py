@@ -84,6 +84,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
     """While loading: the tab in view is filled (the others follow)."""
     searched = Signal(str)
     """All memories was filled for its current words and filters (the words)."""
+    refreshed = Signal()
+    """The lists were read again from the store (F5)."""
+    quit_requested = Signal()
+    """The owner asked to quit the app from this window (Ctrl+Q), as from the tray."""
 
     def __init__(self, bridge: EngineBridge, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -150,9 +154,6 @@ class ReviewWindow(QtWidgets.QMainWindow):
             button.setEnabled(False)
             bar.addWidget(button)
             self.buttons[name] = button
-        self.buttons["approve"].setToolTip("Approve the proposal (A)")
-        self.buttons["reject"].setToolTip("Reject the proposal with a reason (R)")
-        self.buttons["lift"].setToolTip("Let this text be saved again")
         bar.addStretch(1)
 
         self.right = right = QtWidgets.QWidget()
@@ -183,6 +184,19 @@ class ReviewWindow(QtWidgets.QMainWindow):
             ("K", self.select_previous),
         ):
             shortcut = QtGui.QShortcut(QtGui.QKeySequence(keys), self)
+            shortcut.activated.connect(handler)
+        # The platform's standard keys (Ctrl+F, Ctrl+W, Esc, F5), with Ctrl+Q where the
+        # platform names no Quit key (some Linux desktops do not).
+        keys = QtGui.QKeySequence.StandardKey
+        for key, fallback, handler in (
+            (keys.Find, "Ctrl+F", self.focus_search),
+            (keys.Close, "Ctrl+W", self.close),
+            (keys.Cancel, "Esc", self.close),
+            (keys.Quit, "Ctrl+Q", self.quit_requested.emit),
+            (keys.Refresh, "F5", self.refresh),
+        ):
+            shortcut = QtGui.QShortcut(self)
+            shortcut.setKeys(QtGui.QKeySequence.keyBindings(key) or [QtGui.QKeySequence(fallback)])
             shortcut.activated.connect(handler)
 
     def _search_page(self, view: QtWidgets.QTableView) -> QtWidgets.QWidget:
@@ -243,6 +257,15 @@ class ReviewWindow(QtWidgets.QMainWindow):
             return
         if current:
             self.lists_updated.emit()
+
+    def refresh(self) -> None:
+        """Read every list again from the store (``refreshed`` when done)."""
+        self._tasks.spawn(self._refresh())
+
+    async def _refresh(self) -> None:
+        await self.data.load(self.tabs.currentIndex())
+        await self.messages.load()
+        self.refreshed.emit()
 
     def _refresh_titles(self) -> None:
         for tab in (TAB_PROPOSED, TAB_GUIDANCE, TAB_RETIRED):
@@ -343,6 +366,33 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.buttons["retire"].setEnabled(idle and status == "active")
         self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
         self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
+        self._update_tooltips(status)
+
+    def _update_tooltips(self, status: str | None) -> None:
+        """What each button does, or why it is disabled."""
+        if self._busy:
+            why = dict.fromkeys(self.buttons, "Wait for the action in progress to finish")
+        else:
+            why = {
+                "approve": "Select a proposal to approve it",
+                "edit": "Select a proposal to edit and approve it",
+                "reject": "Select a proposal to reject it",
+                "retire": "Select an active memory to retire it",
+                "purge": "Select a memory to purge it",
+                "lift": "Select a retired memory whose text is blocked to lift its tombstone",
+            }
+            if status == "purged":
+                why["purge"] = "This memory is already purged"
+        does = {
+            "approve": "Approve the proposal (A)",
+            "edit": "Change the proposal's text, then approve it",
+            "reject": "Reject the proposal with a reason (R)",
+            "retire": "Retire this memory with a reason; it stops guiding the agent",
+            "purge": "Erase this memory's text for good",
+            "lift": "Let this text be saved again",
+        }
+        for name, button in self.buttons.items():
+            button.setToolTip(does[name] if button.isEnabled() else why[name])
 
     def current_record(self) -> dict[str, Any] | None:
         """The record in the detail pane (``memory.read``'s ``record``)."""

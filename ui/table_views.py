@@ -16,6 +16,8 @@ def make_table_view(model: QtCore.QAbstractItemModel, name: str) -> QtWidgets.QT
     view.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+    # Tab leaves the list for the next control (arrows move between rows): no focus trap.
+    view.setTabKeyNavigation(False)
     view.setAlternatingRowColors(True)
     # Keep the selected row visible while the focus is in the detail pane.
     palette = view.palette()
