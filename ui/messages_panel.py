@@ -36,7 +36,7 @@ class MessagePurgeDialog(QtWidgets.QDialog):
 
     def __init__(self, parent: QtWidgets.QWidget | None, observation: dict[str, Any]) -> None:
         super().__init__(parent)
-        self.setWindowTitle("MAMA — Erase a message for good")
+        self.setWindowTitle("Erase a message for good")
         self.setObjectName("message_purge_dialog")
         layout = QtWidgets.QVBoxLayout(self)
         what = QtWidgets.QLabel(
