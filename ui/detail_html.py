@@ -70,7 +70,7 @@ def _pending_change_html(record: dict[str, Any]) -> list[str]:
     if not change:
         return []
     by: dict[str, Any] = change.get("proposed_by") or {}
-    who = str(by.get("name") or by.get("kind") or "An agent")
+    who = actor_word(by.get("kind"), by.get("name")) if by else "An agent"
     return [
         "<p style='background:#fff8c5; padding:6px'><b>Waiting for you:</b> "
         f"{escape(who)} proposes to {escape(str(change.get('description', '')))}. "
