@@ -21,7 +21,7 @@ from mama_core.errors import MamaError
 from ui.icons import app_icon
 from ui.qt import QtCore, QtWidgets, Signal
 from ui.tasks import TaskGroup
-from ui.tray import APP_TITLE, Tray
+from ui.tray import Tray
 
 if TYPE_CHECKING:
     from app.paths import Paths
@@ -199,7 +199,7 @@ class AgentControl(QtCore.QObject):
             return
         box = QtWidgets.QMessageBox()
         box.setObjectName("pair_dialog")
-        box.setWindowTitle(f"{APP_TITLE} — Pair Telegram")
+        box.setWindowTitle("Pair Telegram")
         box.setWindowIcon(app_icon())
         box.setIcon(QtWidgets.QMessageBox.Icon.Information)
         box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -251,7 +251,7 @@ class Desktop(QtCore.QObject):
     async def _ask_passphrase(self, wrong: bool) -> str | None:
         dialog = QtWidgets.QInputDialog()
         dialog.setObjectName("passphrase_dialog")
-        dialog.setWindowTitle(f"{APP_TITLE} — Passphrase")
+        dialog.setWindowTitle("Passphrase")
         dialog.setLabelText(
             ("That passphrase does not open the memory. " if wrong else "")
             + f"Passphrase for the memory in {self.paths.home}:"

@@ -11,7 +11,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from ui.models import STATUS_COLOURS, short_time
+from ui.models import STATUS_COLOURS
+from ui.words import action_word, actor_of, actor_word, local_time, status_word
 
 TURN_WORDS: dict[str, str] = {
     "owner_message": "in a turn you started with a message",
@@ -45,10 +46,7 @@ def _badge(text: str, colour: str) -> str:
 def provenance_html(provenance: dict[str, Any]) -> str:
     """Who wrote it, in which turn, from which source and backend."""
     parts: list[str] = []
-    who = str(provenance.get("actor_kind") or "?")
-    name = provenance.get("actor_name")
-    if name and name != who:
-        who = f"{who} {name}"
+    who = actor_word(provenance.get("actor_kind"), provenance.get("actor_name"))
     version = provenance.get("actor_version")
     if version:
         who = f"{who} {version}"
@@ -72,7 +70,7 @@ def _pending_change_html(record: dict[str, Any]) -> list[str]:
     if not change:
         return []
     by: dict[str, Any] = change.get("proposed_by") or {}
-    who = str(by.get("name") or by.get("kind") or "An agent")
+    who = actor_word(by.get("kind"), by.get("name")) if by else "An agent"
     return [
         "<p style='background:#fff8c5; padding:6px'><b>Waiting for you:</b> "
         f"{escape(who)} proposes to {escape(str(change.get('description', '')))}. "
@@ -99,7 +97,7 @@ def record_html(result: dict[str, Any]) -> str:
         _row(
             "Kind / status",
             f"{escape(str(record.get('kind', '')))} · "
-            f"{_badge(status, STATUS_COLOURS.get(status, ''))}",
+            f"{_badge(status_word(status), STATUS_COLOURS.get(status, ''))}",
         ),
         _row("Scopes", escape(", ".join(record.get("scopes") or []) or "(none)")),
     ]
@@ -120,11 +118,11 @@ def record_html(result: dict[str, Any]) -> str:
     out.append(_row("Provenance", provenance_html(record.get("provenance") or {})))
     involvement = str(record.get("involvement") or "")
     out.append(_row("Involvement", escape(INVOLVEMENT_WORDS.get(involvement, involvement or "?"))))
-    out.append(_row("Recorded", escape(short_time(record.get("recorded_at")))))
-    valid = short_time(record.get("valid_from"))
+    out.append(_row("Recorded", escape(local_time(record.get("recorded_at")))))
+    valid = local_time(record.get("valid_from"))
     if record.get("valid_until"):
-        valid += f" until {short_time(record.get('valid_until'))}"
-    out.append(_row("Held from", escape(valid)))
+        valid += f" until {local_time(record.get('valid_until'))}"
+    out.append(_row("Valid from", escape(valid)))
     if record.get("superseded_by"):
         out.append(_row("Replaced by", f"#{escape(str(record['superseded_by']))}"))
     out.append("</table>")
@@ -136,7 +134,7 @@ def record_html(result: dict[str, Any]) -> str:
             text = str(older.get("summary") or "(text erased)")
             out.append(
                 f"<li class='old'>replaced: #{escape(str(older.get('id')))} "
-                f"[{escape(str(older.get('status', '')))}] {escape(text)}</li>"
+                f"[{escape(status_word(older.get('status')))}] {escape(text)}</li>"
             )
         out.append("</ul>")
 
@@ -144,19 +142,14 @@ def record_html(result: dict[str, Any]) -> str:
     if events:
         out.append("<h4>Events</h4><table cellspacing='2'>")
         for event in events:
-            actor = event.get("actor") or {}
-            who = str(actor)
-            if isinstance(actor, dict):
-                who = str(actor.get("kind") or "?")
-                if actor.get("name") and actor.get("name") != who:
-                    who = f"{who} {actor['name']}"
+            who = actor_of(event.get("actor") or {})
             payload = event.get("payload") or {}
             reason = payload.get("reason") if isinstance(payload, dict) else None
-            line = f"{escape(str(event.get('action', '')))} by {escape(str(who))}"
+            line = f"{escape(action_word(event.get('action')))} by {escape(who)}"
             if reason:
                 line += f": {escape(str(reason))}"
             out.append(
-                f"<tr><td class='k'>{escape(short_time(event.get('at')))}</td><td>{line}</td></tr>"
+                f"<tr><td class='k'>{escape(local_time(event.get('at')))}</td><td>{line}</td></tr>"
             )
         out.append("</table>")
     out.append("</body></html>")

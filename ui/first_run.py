@@ -196,7 +196,7 @@ class FirstRunWizard(QtWidgets.QWizard):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("first_run")
-        self.setWindowTitle("MAMA — First run")
+        self.setWindowTitle("First run")
         self.setWizardStyle(QtWidgets.QWizard.WizardStyle.ClassicStyle)
         self.setMinimumSize(560, 380)
         self._paths = paths

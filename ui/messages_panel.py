@@ -13,6 +13,7 @@ from mama_core.errors import MamaError
 from ui.qt import QtGui, QtWidgets, Signal
 from ui.table_views import make_table_view
 from ui.tasks import TaskGroup, await_dialog
+from ui.words import local_time
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
@@ -36,7 +37,7 @@ class MessagePurgeDialog(QtWidgets.QDialog):
 
     def __init__(self, parent: QtWidgets.QWidget | None, observation: dict[str, Any]) -> None:
         super().__init__(parent)
-        self.setWindowTitle("MAMA — Erase a message for good")
+        self.setWindowTitle("Erase a message for good")
         self.setObjectName("message_purge_dialog")
         layout = QtWidgets.QVBoxLayout(self)
         what = QtWidgets.QLabel(
@@ -134,7 +135,7 @@ class MessagesPanel(QtWidgets.QWidget):
             who = " · ".join(p for p in (str(row["source"]), str(row["author"])) if p)
             items = [
                 QtGui.QStandardItem(str(row["id"])),
-                QtGui.QStandardItem(str(row["received_at"])[:16]),
+                QtGui.QStandardItem(local_time(str(row["received_at"]))),
                 QtGui.QStandardItem(preview(str(row["text"]))),
                 QtGui.QStandardItem(who),
             ]
@@ -170,7 +171,8 @@ class MessagesPanel(QtWidgets.QWidget):
         if row is None:
             self.text.setPlainText("")
             return
-        head = f"#{row['id']} · {row['received_at']} · {row['source']} · {row['author']}"
+        when = local_time(str(row["received_at"]))
+        head = f"#{row['id']} · {when} · {row['source']} · {row['author']}"
         self.text.setPlainText(f"{head}\n\n{row['text']}")
 
     def purge_current(self) -> None:

@@ -42,7 +42,7 @@ class ReembedDialog(QtWidgets.QProgressDialog):
     def __init__(self, parent: QtWidgets.QWidget | None) -> None:
         super().__init__("Loading the new model…", "Cancel", 0, 0, parent)
         self.setObjectName("reembed_dialog")
-        self.setWindowTitle("MAMA — Re-embedding memories")
+        self.setWindowTitle("Re-embedding memories")
         self.setWindowModality(Qt.WindowModality.ApplicationModal)
         self.setMinimumDuration(0)
         self.setAutoClose(False)

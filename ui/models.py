@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from ui.qt import Qt, QtCore, QtGui, Signal
 from ui.queries import AuditEntry
+from ui.words import action_word, local_time, status_word
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """The judgment (or event) id of a row."""
@@ -33,13 +34,6 @@ STATUS_COLOURS: dict[str, str] = {
     "rejected": "#cf222e",
     "purged": "#8250df",
 }
-
-
-def short_time(iso: str | None) -> str:
-    """``2025-11-30T01:05:07.123Z`` → ``2025-11-30 01:05`` (UTC, as stored)."""
-    if not iso:
-        return ""
-    return iso.replace("T", " ")[:16]
 
 
 class _ColumnsModel(QtCore.QAbstractTableModel):
@@ -150,8 +144,8 @@ class JudgmentTableModel(_ColumnsModel):
         if column == 3:
             return ", ".join(row.get("scopes") or [])
         if column == 4:
-            return str(row.get("status", ""))
-        return short_time(row.get("recorded_at"))
+            return status_word(row.get("status"))
+        return local_time(row.get("recorded_at"))
 
 
 def tombstone_note(entry: dict[str, Any]) -> str:
@@ -162,7 +156,7 @@ def tombstone_note(entry: dict[str, Any]) -> str:
     who = describe_actor(entry.get("created_by") or {})
     return (
         f"Tombstone {entry.get('id')} ({state}), made by {who} "
-        f"{short_time(entry.get('created_at'))}: {entry.get('reason', '')}"
+        f"{local_time(entry.get('created_at'))}: {entry.get('reason', '')}"
     )
 
 
@@ -275,8 +269,8 @@ class AuditLogModel(_ColumnsModel):
         if role == Qt.ItemDataRole.DisplayRole:
             values = (
                 str(entry.id),
-                short_time(entry.at),
-                entry.action,
+                local_time(entry.at),
+                action_word(entry.action),
                 entry.actor,
                 "" if entry.judgment_id is None else f"#{entry.judgment_id}",
                 entry.summary,

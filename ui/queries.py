@@ -14,6 +14,7 @@ from typing import Any
 
 from mama_core.memory.events import ERASED, event_texts
 from mama_core.store.connection import Connection
+from ui.words import actor_of, status_word
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,8 @@ def _loads(text: str | None) -> dict[str, Any]:
 
 
 def describe_actor(actor: dict[str, Any]) -> str:
-    """``owner (ui)``, ``agent claude-code (owner_message)``…"""
-    kind = str(actor.get("kind") or "?")
-    name = str(actor.get("name") or "")
-    turn = str(actor.get("turn") or "")
-    who = kind if not name or name == kind else f"{kind} {name}"
-    return f"{who} ({turn})" if turn else who
+    """``you``, ``agent claude-code``, ``coding agent (MCP) codex``…"""
+    return actor_of(actor)
 
 
 def describe_payload(payload: dict[str, Any]) -> str:
@@ -123,8 +120,8 @@ def describe_payload(payload: dict[str, Any]) -> str:
     for change in payload.get("transitions") or []:
         if not isinstance(change, dict):
             continue
-        before = change.get("from") or "new"
-        parts.append(f"#{change.get('id')} {before} → {change.get('to')}")
+        before = status_word(change.get("from")) if change.get("from") else "new"
+        parts.append(f"#{change.get('id')} {before} → {status_word(change.get('to'))}")
     reason = payload.get("reason")
     if isinstance(reason, str) and reason:
         parts.append(f"reason: {reason}")

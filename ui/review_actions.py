@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ui.qt import QtWidgets
 from ui.review_dialogs import EditDialog, PurgeDialog, ReasonDialog
 from ui.tasks import await_dialog
+from ui.words import action_word, status_word
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
@@ -44,8 +45,8 @@ def receipt_line(action: str, receipt: Receipt) -> str:
     if receipt.get("wal") == "pending":
         extra += " · the write-ahead log is cleared once another process stops reading"
     return (
-        f"{VERBS.get(action, action)} #{receipt.get('judgment_id')}"
-        + (f" ({status})" if status else "")
+        f"{VERBS.get(action, action_word(action).capitalize())} #{receipt.get('judgment_id')}"
+        + (f" ({status_word(status)})" if status else "")
         + f" · event {receipt.get('event_id')}"
         + extra
     )

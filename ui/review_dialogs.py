@@ -27,7 +27,7 @@ class ReasonDialog(QtWidgets.QDialog):
         forbid_text: str | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"MAMA — {title}")
+        self.setWindowTitle(title)
         self.setObjectName("reason_dialog")
         layout = QtWidgets.QVBoxLayout(self)
         label = QtWidgets.QLabel(prompt)
@@ -73,7 +73,7 @@ class PurgeDialog(QtWidgets.QDialog):
         quotes: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("MAMA — Erase a memory for good")
+        self.setWindowTitle("Erase a memory for good")
         self.setObjectName("purge_dialog")
         layout = QtWidgets.QVBoxLayout(self)
         summary = str(record.get("summary") or "")
@@ -165,7 +165,7 @@ class EditDialog(QtWidgets.QDialog):
 
     def __init__(self, parent: QtWidgets.QWidget | None, record: dict[str, Any]) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"MAMA — Edit and approve #{record.get('id')}")
+        self.setWindowTitle(f"Edit and approve #{record.get('id')}")
         self.setObjectName("edit_dialog")
         self.setMinimumWidth(520)
         self._record_id = int(record["id"])

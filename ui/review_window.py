@@ -92,7 +92,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
     def __init__(self, bridge: EngineBridge, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("review_window")
-        self.setWindowTitle("MAMA — Review")
+        self.setWindowTitle("Review")
         self.resize(1100, 680)
         self._bridge = bridge
         self._tasks = TaskGroup(self._task_failed)

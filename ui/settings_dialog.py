@@ -55,7 +55,7 @@ class SettingsDialog(QtWidgets.QDialog):
         start_at_login: bool,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("MAMA — Settings")
+        self.setWindowTitle("Settings")
         self.setObjectName("settings_dialog")
         self.setMinimumWidth(560)
         self._settings = settings

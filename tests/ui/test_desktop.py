@@ -133,7 +133,7 @@ def test_tray_menu_opens_review_and_search_and_pauses(
         await loaded
         window = desktop.window
         assert window is not None and window.isVisible()
-        assert window.windowTitle() == "MAMA — Review"
+        assert window.windowTitle() == "Review"
         assert window.lists[0].model.ids() == [seeded["proposal"]]
         tray.search_action.trigger()
         assert window.tabs.currentIndex() == TAB_ALL

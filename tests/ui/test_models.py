@@ -13,6 +13,7 @@ from ui.models import ID_ROLE, AuditLogModel, JudgmentTableModel
 from ui.qt import Qt
 from ui.queries import AuditEntry, describe_actor, describe_payload
 from ui.review_lists import ACTIVE_GUIDANCE, PROPOSED, RETIRED, ListSpec
+from ui.words import local_time
 
 
 def row(judgment_id: int, **fields: Any) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def test_judgment_model_under_the_model_tester(qtmodeltester: ModelTester) -> No
     assert model.ids() == [4, 2, 1]
     assert model.index(1, 2).data() == "changed"
     assert model.index(0, 0).data(ID_ROLE) == 4
-    assert model.index(0, 5).data() == "2026-11-30 01:05"
+    assert model.index(0, 5).data() == local_time("2026-11-30T01:05:07.123Z")  # the zone shown
     assert model.headerData(2, Qt.Orientation.Horizontal) == "Summary"
     model.upsert(row(5, status="purged", summary=""))
     assert model.index(0, 2).data() == "(text erased)"
@@ -102,9 +103,12 @@ def test_detail_escapes_agent_text() -> None:
 
 
 def test_audit_descriptions() -> None:
-    assert describe_actor({"kind": "owner", "name": "owner", "turn": "ui"}) == "owner (ui)"
+    assert describe_actor({"kind": "owner", "name": "owner", "turn": "ui"}) == "you"
     assert describe_actor({"kind": "agent", "name": "codex"}) == "agent codex"
+    assert describe_actor({"kind": "mcp_client", "name": "codex"}) == "coding agent (MCP) codex"
     text = describe_payload(
         {"transitions": [{"id": 3, "from": None, "to": "proposed"}], "reason": "why"}
     )
     assert text == "#3 new → proposed; reason: why"
+    retired = describe_payload({"transitions": [{"id": 3, "from": "active", "to": "stale"}]})
+    assert retired == "#3 active → retired"

@@ -586,7 +586,7 @@ def test_an_agents_proposal_to_retire_the_owners_rule_is_approved_here(
         assert ids_in(window, TAB_PROPOSED) == [rule]  # the other rule waits on nothing
         assert window.current_record()["id"] == rule  # type: ignore[index]
         text = window.detail.toPlainText()
-        assert "Waiting for you: claude-code proposes to retire" in text
+        assert "Waiting for you: agent claude-code proposes to retire" in text
         assert "we ship every day now" in text
         assert window.buttons["approve"].isEnabled()
         assert not window.buttons["edit"].isEnabled()
