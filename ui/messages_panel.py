@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
 from ui.qt import QtGui, QtWidgets, Signal
+from ui.review_dialogs import add_erase_controls
 from ui.table_views import make_table_view
 from ui.tasks import TaskGroup, await_dialog
 from ui.words import local_time
@@ -51,20 +52,7 @@ class MessagePurgeDialog(QtWidgets.QDialog):
         what.setObjectName("purge_what")
         what.setWordWrap(True)
         layout.addWidget(what)
-        self.reason = QtWidgets.QLineEdit("erased by the owner")
-        self.reason.setObjectName("reason")
-        layout.addWidget(self.reason)
-        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
-        self.erase_button = buttons.addButton(
-            "Erase for good", QtWidgets.QDialogButtonBox.ButtonRole.DestructiveRole
-        )
-        self.erase_button.setObjectName("erase")
-        self.erase_button.clicked.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.reason.textChanged.connect(
-            lambda text: self.erase_button.setEnabled(bool(text.strip()))
-        )
+        self.reason, self.erase_button = add_erase_controls(self, layout)
 
 
 class MessagesPanel(QtWidgets.QWidget):

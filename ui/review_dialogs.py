@@ -96,20 +96,7 @@ class PurgeDialog(QtWidgets.QDialog):
         layout.addWidget(self.include_chain)
         self.quotes = QuotesList(quotes or [])
         layout.addWidget(self.quotes)
-        self.reason = QtWidgets.QLineEdit("erased by the owner")
-        self.reason.setObjectName("reason")
-        layout.addWidget(self.reason)
-        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
-        self.erase_button = buttons.addButton(
-            "Erase for good", QtWidgets.QDialogButtonBox.ButtonRole.DestructiveRole
-        )
-        self.erase_button.setObjectName("erase")
-        self.erase_button.clicked.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.reason.textChanged.connect(
-            lambda text: self.erase_button.setEnabled(bool(text.strip()))
-        )
+        self.reason, self.erase_button = add_erase_controls(self, layout)
 
     def values(self) -> tuple[str, bool]:
         return self.reason.text().strip(), self.include_chain.isChecked()
@@ -243,3 +230,23 @@ class EditDialog(QtWidgets.QDialog):
         if scopes:
             payload["scopes"] = scopes
         return payload
+
+
+def add_erase_controls(
+    dialog: QtWidgets.QDialog, layout: QtWidgets.QBoxLayout
+) -> tuple[QtWidgets.QLineEdit, QtWidgets.QPushButton]:
+    """The end of a purge dialog: the reason (prefilled) and Cancel / Erase for good,
+    the latter enabled only while a reason is given."""
+    reason = QtWidgets.QLineEdit("erased by the owner")
+    reason.setObjectName("reason")
+    layout.addWidget(reason)
+    buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+    erase = buttons.addButton(
+        "Erase for good", QtWidgets.QDialogButtonBox.ButtonRole.DestructiveRole
+    )
+    erase.setObjectName("erase")
+    erase.clicked.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+    reason.textChanged.connect(lambda text: erase.setEnabled(bool(text.strip())))
+    return reason, erase
