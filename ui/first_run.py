@@ -24,6 +24,7 @@ from app.keys import ENV_KEY
 from mama_core.errors import KeyUnavailableError, MamaError
 from ui.memory_session import OpenMemory, discard_new_store, find_key, open_memory
 from ui.os_keyring import backend_name, keyring_available
+from ui.palette import note_style
 from ui.qt import Qt, QtWidgets, Signal
 from ui.tasks import TaskGroup
 
@@ -64,7 +65,7 @@ class KeyPage(QtWidgets.QWizardPage):
         layout.addWidget(self.fields)
         self.hint = QtWidgets.QLabel()
         self.hint.setObjectName("passphrase_hint")
-        self.hint.setStyleSheet("color: #9a6700;")
+        self.hint.setStyleSheet(note_style("warning"))
         layout.addWidget(self.hint)
         layout.addStretch(1)
         self.passphrase.textChanged.connect(self._changed)
@@ -147,7 +148,7 @@ class MemoryPage(QtWidgets.QWizardPage):
         self.bar.setRange(0, 1)
         self.bar.setValue(1 if ok else 0)
         self.status.setText(text)
-        self.status.setStyleSheet("" if ok else "color: #cf222e;")
+        self.status.setStyleSheet("" if ok else note_style("error"))
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:

@@ -21,6 +21,7 @@ from mama_core.errors import MamaError
 from ui.detail_html import record_html
 from ui.messages_panel import MessagesPanel
 from ui.models import ID_ROLE
+from ui.palette import MUTED, note_style
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review_actions import ReviewActions, receipt_line
 from ui.review_data import (
@@ -211,7 +212,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     @staticmethod
     def _placeholder(text: str) -> str:
-        return f"<p style='color:#6e7781'>{text}</p>"
+        return f"<p style='color:{MUTED.on()}'>{text}</p>"
 
     # --- loading, searching, following the store ------------------------------------
 
@@ -512,7 +513,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def show_message(self, text: str, *, error: bool = False) -> None:
         """One line under the lists: what just happened, or why it did not."""
-        self.message.setStyleSheet("color: #cf222e;" if error else "")
+        self.message.setStyleSheet(note_style("error") if error else "")
         self.message.setText(text)
 
     def _task_failed(self, exc: BaseException) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from app.settings import Settings
+from ui.palette import note_style
 from ui.qt import QtCore, QtWidgets
 
 AGENT_BACKENDS: tuple[tuple[str, str], ...] = (
@@ -172,7 +173,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self.problem = QtWidgets.QLabel()
         self.problem.setObjectName("settings_problem")
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #b00020")
+        self.problem.setStyleSheet(note_style("error"))
         self.problem.setVisible(False)
         form.addRow(self.problem)
         form.addRow(buttons)
