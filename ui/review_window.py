@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
 from ui.detail_html import record_html
+from ui.empty_state import add_empty_states
 from ui.messages_panel import MessagesPanel
 from ui.models import ID_ROLE
 from ui.palette import MUTED, note_style
@@ -106,6 +107,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.audit = self.data.audit
         self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
         self._build()
+        self.empty_states = add_empty_states(self)  # what each empty list says
         self.data.first_loaded.connect(self.first_tab_loaded)
         self.data.updated.connect(self._data_updated)
         self.data.scopes_changed.connect(self.search_bar.set_scopes)

@@ -1,0 +1,129 @@
+"""What an empty list of the review window says: what will appear there, and how.
+
+An empty table is a grey void that tells a new owner nothing. Each list gets a
+placeholder drawn over its empty view (as Anki's browser and Syncthing do):
+one or two sentences on what the list holds and what puts something there.
+It shows once the list has been filled at least once, so a list still loading
+never claims to be empty, and hides as soon as a row arrives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ui.palette import MUTED
+from ui.qt import Qt, QtCore, QtWidgets
+
+if TYPE_CHECKING:
+    from ui.review_window import ReviewWindow
+
+EMPTY_PROPOSED = (
+    "No proposals waiting.\n\nWhen an agent proposes guidance (a preference, constraint, "
+    "lesson or workflow) or a change to one of your memories, it appears here for you to "
+    "approve or reject."
+)
+EMPTY_GUIDANCE = (
+    "No active guidance yet.\n\nThe preferences, constraints, lessons and workflows that "
+    "steer the agent appear here once you state one (tell MAMA in Telegram, or "
+    "mama remember … --kind preference) or approve a proposal."
+)
+EMPTY_ALL = (
+    "Nothing remembered yet.\n\nWhat you ask MAMA to remember (in Telegram, or with "
+    "mama remember) and what the agent saves appears here, searchable."
+)
+EMPTY_SEARCH = "No memory matches these words and filters.\n\nTry other words or widen the filters."
+EMPTY_RETIRED = (
+    "Nothing retired.\n\nMemories you retire, replace or purge, and proposals you reject, "
+    "move here with who did it and why."
+)
+EMPTY_AUDIT = (
+    "No events yet.\n\nEvery change to the memory (a save, an approval, a retirement, a "
+    "purge) is logged here, newest first."
+)
+EMPTY_MESSAGES = (
+    "No messages kept yet.\n\nWhat you send MAMA on Telegram and its replies are kept here "
+    "as they arrived; you can purge any of them for good."
+)
+
+
+class EmptyState(QtCore.QObject):
+    """A placeholder label over ``view`` while its model has no rows."""
+
+    def __init__(self, view: QtWidgets.QAbstractItemView, text: str | Callable[[], str]) -> None:
+        super().__init__(view)
+        self._view = view
+        self._text = text if callable(text) else (lambda: text)
+        self._filled = False
+        viewport = view.viewport()
+        self.label = QtWidgets.QLabel(viewport)
+        self.label.setObjectName("empty_state")
+        self.label.setWordWrap(True)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.label.setContentsMargins(24, 24, 24, 24)
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.label.hide()
+        viewport.installEventFilter(self)
+        model = view.model()
+        model.modelReset.connect(self.filled)
+        model.rowsInserted.connect(self.filled)
+        model.rowsRemoved.connect(self.filled)
+        model.layoutChanged.connect(self.update)
+
+    @property
+    def shown(self) -> bool:
+        """The placeholder is what the list shows now."""
+        return self.label.isVisibleTo(self._view)
+
+    def text(self) -> str:
+        return self.label.text()
+
+    def filled(self, *_args: object) -> None:
+        """The list was filled (perhaps with nothing): from now on, empty means empty."""
+        self._filled = True
+        self.update()
+
+    def update(self, *_args: object) -> None:
+        """Show the placeholder, with its current text, if the list is empty."""
+        empty = self._filled and self._view.model().rowCount() == 0
+        if empty:
+            self.label.setText(self._text())
+            self.label.setStyleSheet(f"color: {MUTED.on(self._view.palette())};")
+            self.label.setGeometry(self._view.viewport().rect())
+        self.label.setVisible(empty)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.Resize:
+            self.label.setGeometry(self._view.viewport().rect())
+        elif event.type() == QtCore.QEvent.Type.PaletteChange:
+            self.update()
+        return False
+
+
+def add_empty_states(window: ReviewWindow) -> dict[int, EmptyState]:
+    """A placeholder for every list of the review window, by tab."""
+    from ui.review_data import TAB_ALL, TAB_AUDIT, TAB_GUIDANCE, TAB_PROPOSED, TAB_RETIRED
+    from ui.review_lists import ALL_MEMORIES
+    from ui.review_window import TAB_MESSAGES
+
+    everything = window.lists[TAB_ALL]
+
+    def all_text() -> str:
+        spec = everything.spec
+        narrowed = spec.with_filters(
+            query="", statuses=ALL_MEMORIES.statuses, kinds=None, scopes=None
+        )
+        return EMPTY_SEARCH if spec.query.strip() or narrowed != spec else EMPTY_ALL
+
+    texts: dict[int, str | Callable[[], str]] = {
+        TAB_PROPOSED: EMPTY_PROPOSED,
+        TAB_GUIDANCE: EMPTY_GUIDANCE,
+        TAB_ALL: all_text,
+        TAB_RETIRED: EMPTY_RETIRED,
+        TAB_AUDIT: EMPTY_AUDIT,
+    }
+    states = {tab: EmptyState(window.views[tab], text) for tab, text in texts.items()}
+    messages = EmptyState(window.messages.view, EMPTY_MESSAGES)
+    window.messages.loaded.connect(messages.filled)
+    states[TAB_MESSAGES] = messages
+    return states
