@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from html import escape
 from collections.abc import Callable, Coroutine
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 from app.keys import ENV_KEY, KEYRING_SERVICE, keyring_account

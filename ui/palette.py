@@ -63,10 +63,19 @@ def _palette(palette: QtGui.QPalette | None) -> QtGui.QPalette:
     return palette if palette is not None else QtGui.QGuiApplication.palette()
 
 
+_DARK: dict[int, bool] = {}
+"""``is_dark`` by ``QPalette.cacheKey()``: it is asked for every status cell painted."""
+
+
 def is_dark(palette: QtGui.QPalette | None = None) -> bool:
     """Whether ``palette`` draws light text on a dark background."""
     pal = _palette(palette)
-    return relative_luminance(pal.color(Role.Base)) < relative_luminance(pal.color(Role.Text))
+    key = pal.cacheKey()
+    dark = _DARK.get(key)
+    if dark is None:
+        base, text = pal.color(Role.Base), pal.color(Role.Text)
+        dark = _DARK[key] = relative_luminance(base) < relative_luminance(text)
+    return dark
 
 
 def status_colour(status: object, palette: QtGui.QPalette | None = None) -> str:
