@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ui.palette import MUTED
-from ui.qt import Qt, QtCore, QtWidgets
+from ui.qt import Qt, QtCore, QtGui, QtWidgets
 
 if TYPE_CHECKING:
     from ui.review_window import ReviewWindow
@@ -55,15 +55,8 @@ class EmptyState(QtCore.QObject):
         self._view = view
         self._text = text if callable(text) else (lambda: text)
         self._filled = False
-        viewport = view.viewport()
-        self.label = QtWidgets.QLabel(viewport)
-        self.label.setObjectName("empty_state")
-        self.label.setWordWrap(True)
-        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.label.setContentsMargins(24, 24, 24, 24)
-        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.label.hide()
-        viewport.installEventFilter(self)
+        self._label: QtWidgets.QLabel | None = None
+        view.viewport().installEventFilter(self)
         model = view.model()
         model.modelReset.connect(self.filled)
         model.rowsInserted.connect(self.filled)
@@ -71,12 +64,26 @@ class EmptyState(QtCore.QObject):
         model.layoutChanged.connect(self.update)
 
     @property
+    def label(self) -> QtWidgets.QLabel:
+        """The placeholder, made the first time a list is empty (most lists never are)."""
+        if self._label is None:
+            label = QtWidgets.QLabel(self._view.viewport())
+            label.setObjectName("empty_state")
+            label.setWordWrap(True)
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            label.setContentsMargins(24, 24, 24, 24)
+            label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+            label.hide()
+            self._label = label
+        return self._label
+
+    @property
     def shown(self) -> bool:
         """The placeholder is what the list shows now."""
-        return self.label.isVisibleTo(self._view)
+        return self._label is not None and self._label.isVisibleTo(self._view)
 
     def text(self) -> str:
-        return self.label.text()
+        return "" if self._label is None else self._label.text()
 
     def filled(self, *_args: object) -> None:
         """The list was filled (perhaps with nothing): from now on, empty means empty."""
@@ -86,15 +93,28 @@ class EmptyState(QtCore.QObject):
     def update(self, *_args: object) -> None:
         """Show the placeholder, with its current text, if the list is empty."""
         empty = self._filled and self._view.model().rowCount() == 0
-        if empty:
-            self.label.setText(self._text())
-            self.label.setStyleSheet(f"color: {MUTED.on(self._view.palette())};")
-            self.label.setGeometry(self._view.viewport().rect())
-        self.label.setVisible(empty)
+        if not empty:
+            if self._label is not None:
+                self._label.hide()
+            return
+        label = self.label
+        label.setText(self._text())
+        self._colour(label)
+        label.setGeometry(self._view.viewport().rect())
+        label.show()
+
+    def _colour(self, label: QtWidgets.QLabel) -> None:
+        palette = label.palette()
+        colour = QtGui.QColor(MUTED.on(self._view.palette()))
+        for role in (QtGui.QPalette.ColorRole.WindowText, QtGui.QPalette.ColorRole.Text):
+            palette.setColor(role, colour)  # over a list's Base it draws with Text
+        label.setPalette(palette)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if self._label is None:
+            return False
         if event.type() == QtCore.QEvent.Type.Resize:
-            self.label.setGeometry(self._view.viewport().rect())
+            self._label.setGeometry(self._view.viewport().rect())
         elif event.type() == QtCore.QEvent.Type.PaletteChange:
             self.update()
         return False

@@ -15,6 +15,7 @@ from mama_core.store import Store
 from tests.ui.conftest import agent_propose, owner_save, save_artifact, wait_signal, wait_until
 from ui.bridge import EngineBridge
 from ui.empty_state import EMPTY_ALL, EMPTY_PROPOSED, EMPTY_SEARCH
+from ui.palette import MUTED
 from ui.review_window import (
     TAB_ALL,
     TAB_AUDIT,
@@ -84,6 +85,10 @@ def test_every_empty_tab_says_what_will_appear_and_how(
         assert state.label.geometry() == view.viewport().rect()
     window.show_tab(TAB_PROPOSED)
     save_artifact(window, "review-empty.png")
+    # In the muted colour, which reads on the list (WCAG AA), not in the rows' black.
+    label = window.empty_states[TAB_PROPOSED].label
+    drawn = label.palette().color(label.foregroundRole())
+    assert drawn.name() == MUTED.on(window.views[TAB_PROPOSED].palette())
     assert window.empty_states[TAB_PROPOSED].text() == EMPTY_PROPOSED
 
 
