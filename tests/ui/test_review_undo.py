@@ -30,6 +30,7 @@ from ui.bridge import EngineBridge
 from ui.desktop import Desktop
 from ui.qt import Qt, QtWidgets
 from ui.review_window import TAB_ALL, TAB_PROPOSED, ReviewWindow
+from ui.table_state import STATE_FILE
 from ui.undo_bar import UNDO_REASON
 
 __all__ = ["bridge", "keyed", "seeded"]
@@ -276,6 +277,9 @@ def test_a_click_on_the_new_proposal_notification_opens_it(
         await loaded
         window = desktop.window
         assert window is not None and window.isVisible()
+        # Its layout is kept beside settings.json, never in the encrypted store.
+        assert window.window_state is not None
+        assert window.window_state.path == paths.home / STATE_FILE
         await wait_until(
             lambda: (window.current_record() or {}).get("id") == newer, window.detail_shown
         )
