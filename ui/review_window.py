@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
-from ui.batch_actions import BatchActions, BatchResult
+from ui.batch_actions import BatchActions, BatchResult, button_states, decidable_row
 from ui.detail_html import record_html
 from ui.messages_panel import MessagesPanel
 from ui.models import ID_ROLE, RECORD_ROLE
@@ -429,33 +429,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def _update_for_several(self, records: list[dict[str, Any]]) -> None:
         """Approve, Reject and Retire act on every selected row when each qualifies; the
-        other actions take one memory at a time."""
-        idle = not self._busy
-        count = len(records)
-        decidable = all(_decidable_row(r) for r in records)
-        active = all(r.get("status") == "active" for r in records)
-        enabled = {"approve": decidable, "reject": decidable, "retire": active}
-        does = {
-            "approve": f"Approve the {count} selected proposals, each on its own (A)",
-            "reject": f"Reject the {count} selected proposals with one reason (R)",
-            "retire": f"Retire the {count} selected memories with one reason",
-        }
-        why = {
-            "approve": "Some of the selected rows are not proposals",
-            "reject": "Some of the selected rows are not proposals",
-            "retire": "Some of the selected memories are not active",
-            "edit": "Select one proposal to edit and approve it",
-            "purge": "Select one memory to purge it",
-            "lift": "Select one retired memory to lift its tombstone",
-        }
-        for name, button in self.buttons.items():
-            on = idle and enabled.get(name, False)
-            button.setEnabled(on)
-            if on:
-                button.setToolTip(does[name])
-            else:
-                busy = "Wait for the action in progress to finish"
-                button.setToolTip(busy if self._busy and name in enabled else why[name])
+        other actions take one memory at a time (``ui.batch_actions.button_states``)."""
+        for name, (enabled, tooltip) in button_states(records, busy=self._busy).items():
+            self.buttons[name].setEnabled(enabled)
+            self.buttons[name].setToolTip(tooltip)
 
     def _several_selected(self) -> bool:
         view = self.views.get(self.tabs.currentIndex())
@@ -557,7 +534,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def approve(self) -> None:
         if self._several_selected():
-            self._start_batch("review.approve", _decidable_row)
+            self._start_batch("review.approve", decidable_row)
         elif self._decidable() and (record := self._target()) is not None:
             self._start("review.approve", lambda: self.owner_actions.approve(record), record=record)
 
@@ -567,7 +544,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def reject(self) -> None:
         if self._several_selected():
-            self._start_batch("review.reject", _decidable_row)
+            self._start_batch("review.reject", decidable_row)
         elif self._decidable() and (record := self._target()) is not None:
             self._start("review.reject", lambda: self.owner_actions.reject(record), record=record)
 
@@ -706,8 +683,3 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.data.close()
         self.search_bar.stop()
         await self._tasks.aclose()
-
-
-def _decidable_row(record: dict[str, Any]) -> bool:
-    """A listed proposal, or a record listed with a change an agent proposed to it."""
-    return record.get("status") == "proposed" or bool(record.get("pending_change"))

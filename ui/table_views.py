@@ -20,7 +20,7 @@ def time_sample() -> str:
 
 def judgment_samples() -> tuple[str, ...]:
     """What the judgment columns hold at their widest; "" stretches (the summary)."""
-    return ("000000", "preference", "", "project:example", "contradicted", time_sample())
+    return ("00000", "preference", "", "project:name", "contradicted", time_sample())
 
 
 COLUMN_PADDING = 24

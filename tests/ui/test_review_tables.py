@@ -283,3 +283,44 @@ def test_the_row_menu_offers_the_buttons_with_their_rules(
     assert status_of(store, first) == "active"
     assert events_of(store, first)[-1]["action"] == "review.approve"
     assert status_of(store, second) == "proposed"  # control: the row not clicked
+
+
+def test_the_messages_row_menu_purges_the_message_clicked(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    lunch = observe(engine, "1", "lunch at noon")
+    standup = observe(engine, "2", "Standup moved to 10:00")
+    view = window.messages.view
+
+    async def scenario() -> None:
+        window.show_tab(TAB_MESSAGES)
+        await wait_until(lambda: len(window.messages.ids()) == 2, window.messages.loaded)
+        menus: list[QtWidgets.QMenu] = []
+        window.row_menus[TAB_MESSAGES].shown.connect(menus.append)
+        row = shown_ids_of_messages(view).index(lunch)
+        view.customContextMenuRequested.emit(view.visualRect(view.model().index(row, 2)).center())
+        (menu,) = menus
+        (item,) = menu.actions()
+        assert window.messages.current()["id"] == lunch  # type: ignore[index]
+        assert item.isEnabled() and item.toolTip() == window.messages.purge_button.toolTip()
+        opened = asyncio.ensure_future(wait_signal(window.messages.dialog_opened))
+        item.trigger()
+        (dialog,) = await opened
+        purged = asyncio.ensure_future(wait_signal(window.messages.purged))
+        dialog.accept()
+        await purged
+
+    drive(loop, window, scenario)
+
+    assert window.messages.ids() == [standup]  # control: the other message stays
+    reader = store.reader()
+    try:
+        texts = dict(reader.execute("SELECT id, text FROM observations").fetchall())
+    finally:
+        reader.close()
+    assert texts[standup] == "Standup moved to 10:00"
+    assert "lunch" not in str(texts[lunch] or "")
