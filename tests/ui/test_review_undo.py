@@ -19,6 +19,7 @@ from tests.ui.conftest import (
     agent_propose,
     events_of,
     owner_save,
+    save_artifact,
     status_of,
     wait_signal,
     wait_until,
@@ -107,6 +108,7 @@ def test_undo_an_approve_retires_it_with_its_own_event(
         await act(window, lambda: qtbot.mouseClick(window.buttons["approve"], LEFT))
         assert window.undo_bar.isVisible() and window.undo_bar.offering
         assert "retires it again" in window.undo_bar.label.text()
+        save_artifact(window, "review-undo-bar.png")
         assert status_of(store, proposal) == "active"
         action, receipts = await undo_with(
             window, lambda: qtbot.mouseClick(window.undo_bar.undo_button, LEFT)
