@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 from filelock import FileLock, Timeout
 
 from app.backends.factory import backend_problem, make_backend
+from app.durable.transaction import RuntimeDb
 from app.paths import Paths
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
-from app.runtime.transaction import RuntimeDb
 from app.settings import Settings
 from app.telegram.config import api_url, telegram_token
 from mama_core.errors import MamaError
