@@ -46,6 +46,7 @@ from app.durable.mailbox import (
     StaleClaimError,
 )
 from app.durable.proposals import ProposalFeed
+from app.durable.schema import open_runtime_db
 from app.durable.state import store_pause, stored_pause
 from app.durable.transaction import RuntimeDb
 from app.runtime.channel import OwnerChannel
@@ -100,7 +101,7 @@ class OwnerRuntime:
         self.settings = settings or RuntimeSettings()
         self.clock: Clock = clock or SystemClock()
         self._owns_db = db is None
-        self.db = db or RuntimeDb(store.reader(), store.path)
+        self.db = db or open_runtime_db(store)
         self.mailbox = Mailbox(self.db, self.clock)
         self.journal = DeliveryJournal(self.db, self.clock)
         self.grant = Grant.agent(self.settings.agent_scopes, self.settings.default_scope)
