@@ -4,11 +4,13 @@ import inside a function is caught too."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.import_graph import Graph, cycles, folded, import_graph
 
 FORBIDDEN = {
     "mama_core": {
@@ -57,3 +59,165 @@ def test_package_imports_only_downward(package: str) -> None:
         if imported_roots(path) & FORBIDDEN[package]
     }
     assert offenders == {}
+
+
+# --- inside app/: durable tables < backends, MCP < turn loop < Telegram < host ------------
+
+INSIDE_APP_FORBIDDEN = {
+    # The durable tables are SQL only: no agent, no transport, no turn loop above them.
+    "app.durable": (
+        "app.backends",
+        "app.mcp",
+        "app.runtime",
+        "app.telegram",
+        "app.host",
+        "app.daemon",
+        "app.cli",
+    ),
+    # The turn loop knows channels only through ``OwnerChannel``, never Telegram itself.
+    "app.runtime": ("app.telegram", "app.host", "app.daemon", "app.cli"),
+    "app.backends": ("app.runtime", "app.telegram", "app.host", "app.daemon", "app.cli"),
+    "app.telegram": ("app.host", "app.daemon", "app.cli"),
+}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _forbidden_imports(graph: Graph, rules: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    return {
+        module: sorted(t for t in targets if any(_within(t, f) for f in rules[package]))
+        for module, targets in sorted(graph.items())
+        for package in rules
+        if _within(module, package) and any(_within(t, f) for t in targets for f in rules[package])
+    }
+
+
+def test_app_inside_layers_point_down() -> None:
+    # TYPE_CHECKING imports count here: a type from above is still a dependency upward.
+    graph = import_graph(REPO_ROOT, ["app"], type_checking=True)
+    # Positive controls: the reader sees the turn loop use the durable tables and the
+    # backends, and the gateway use the turn loop, so a forbidden edge would be seen too.
+    assert "app.durable.mailbox" in graph["app.runtime.owner_runtime"]
+    assert "app.backends.base" in graph["app.runtime.owner_runtime"]
+    assert "app.runtime.owner_runtime" in graph["app.telegram.gateway"]
+    assert "app.telegram.gateway" in graph["app.host"]
+    assert _forbidden_imports(graph, INSIDE_APP_FORBIDDEN) == {}
+
+
+def test_import_graph_finds_cycles(tmp_path: Path) -> None:
+    # Positive control for the cycle finder: a.x -> a.y -> a.x (one lazily), and a
+    # TYPE_CHECKING-only edge that must not count.
+    package = tmp_path / "a"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "x.py").write_text("from a import y\n")
+    (package / "y.py").write_text("def f():\n    from .x import g\n")
+    (package / "z.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a.x import X\n"
+    )
+    (package / "w.py").write_text("import a.z\n")
+    graph = import_graph(tmp_path, ["a"])
+    assert cycles(graph) == [["a.x", "a.y"]]
+    assert graph["a.z"] == set()
+    assert cycles(folded(graph, 1)) == []
+
+
+def test_app_and_ui_folders_have_no_cycles() -> None:
+    graph = import_graph(REPO_ROOT, ["mama_core", "app", "ui"])
+    folders = folded(graph, 2)
+    assert {"app.durable", "app.runtime", "app.backends", "app.telegram"} <= set(folders)
+    assert [c for c in cycles(folders) if not c[0].startswith("mama_core")] == []
+
+
+KNOWN_CORE_CYCLES = ("mama_core.memory", "mama_core.recall")
+"""Where the module cycles left on this branch live; issue 13 items 1 and 3 remove them."""
+
+
+def test_no_import_cycles_between_modules() -> None:
+    found = cycles(import_graph(REPO_ROOT, ["mama_core", "app", "ui"]))
+    outside = [c for c in found if not all(m.startswith(KNOWN_CORE_CYCLES) for m in c)]
+    assert outside == []
+    if found:
+        pytest.xfail(f"module cycles inside mama_core.memory/recall remain: {found}")
+
+
+# --- no SQL in ui/: it reads and writes through app/ and mama_core ------------------------
+
+SQL_SHAPES = re.compile(
+    r"\bSELECT\b[\s\S]*\bFROM\b"
+    r"|\bINSERT\s+(?:OR\s+[A-Z]+\s+)?INTO\b"
+    r"|\bUPDATE\s+\w+\s+SET\b"
+    r"|\bDELETE\s+FROM\b"
+    r"|\b(?:CREATE|DROP)\s+(?:VIRTUAL\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\b"
+    r"|\bALTER\s+TABLE\b"
+    r"|\bPRAGMA\s+\w+"
+    r"|^\s*(?:BEGIN(?:\s+(?:IMMEDIATE|DEFERRED|EXCLUSIVE))?|COMMIT|ROLLBACK|SAVEPOINT\b.*)\s*;?\s*$"
+)
+"""Statements as SQLite reads them, in the upper case this code base writes SQL in, so
+that prose ("Update the list", "select from…") is not taken for SQL."""
+
+SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
+
+
+def sql_sites(path: Path) -> list[int]:
+    """Where ``path`` runs SQL (a ``.execute*(…)`` call) or holds an SQL statement: one
+    line per site (an SQL string inside an ``execute`` call is that call's site)."""
+    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    sites: set[int] = set()
+    in_call: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SQL_CALLS
+        ):
+            sites.add(node.lineno)
+            in_call.update(id(n) for n in ast.walk(node))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in in_call
+            and SQL_SHAPES.search(node.value)
+        ):
+            sites.add(node.lineno)
+    return sorted(sites)
+
+
+KNOWN_UI_SQL = {
+    "ui/queries.py": 6,
+    "ui/memory_session.py": 1,
+    "ui/bridge.py": 1,
+}
+"""SQL already in ui/ when this rule came (issue 13): the review window's read queries,
+the WAL checkpoint at close, the reader's rollback. Each is to move below (app/ or
+mama_core); the count may only go down, and nothing new may come."""
+
+
+def test_sql_reader_sees_statements_not_prose(tmp_path: Path) -> None:
+    sample = tmp_path / "m.py"
+    sample.write_text(
+        'conn.execute("SELECT id FROM judgments")\n'
+        'Q = "INSERT INTO t (a) VALUES (?)"\n'
+        'R = ("UPDATE mailbox SET state = ? "\n    "WHERE id = ?")\n'
+        'S = "ROLLBACK"\n'
+        'label = "Update the list, then select from the results"\n'
+        'tip = "Delete from disk? Begin again"\n'
+    )
+    assert sql_sites(sample) == [1, 2, 3, 5]
+    # And the real thing: the durable tables' SQL is all seen.
+    assert len(sql_sites(REPO_ROOT / "app" / "durable" / "mailbox.py")) >= 10
+
+
+def test_no_new_sql_in_ui() -> None:
+    found = {
+        str(path.relative_to(REPO_ROOT)): len(sites)
+        for path in sorted((REPO_ROOT / "ui").rglob("*.py"))
+        if (sites := sql_sites(path))
+    }
+    new = {f: n for f, n in found.items() if n > KNOWN_UI_SQL.get(f, 0)}
+    assert new == {}, f"SQL belongs in app/ or mama_core, not ui/: {new}"
+    moved = {f: n for f, n in KNOWN_UI_SQL.items() if found.get(f, 0) < n}
+    assert moved == {}, f"SQL left ui/: lower KNOWN_UI_SQL to {found} (a ratchet)"
