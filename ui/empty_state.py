@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING
 
 from ui.palette import MUTED
 from ui.qt import Qt, QtCore, QtGui, QtWidgets
+from ui.review_data import TAB_ALL, TAB_AUDIT, TAB_GUIDANCE, TAB_PROPOSED, TAB_RETIRED
+from ui.review_lists import ALL_MEMORIES
 
 if TYPE_CHECKING:
-    from ui.review_window import ReviewWindow
+    from ui.messages_panel import MessagesPanel
+    from ui.review_lists import JudgmentList, ListSpec
 
 EMPTY_PROPOSED = (
     "No proposals waiting.\n\nWhen an agent proposes guidance (a preference, constraint, "
@@ -120,30 +123,29 @@ class EmptyState(QtCore.QObject):
         return False
 
 
-def add_empty_states(window: ReviewWindow) -> dict[int, EmptyState]:
-    """A placeholder for every list of the review window, by tab."""
-    from ui.review_data import TAB_ALL, TAB_AUDIT, TAB_GUIDANCE, TAB_PROPOSED, TAB_RETIRED
-    from ui.review_lists import ALL_MEMORIES
-    from ui.review_window import TAB_MESSAGES
-
-    everything = window.lists[TAB_ALL]
-
-    def all_text() -> str:
-        spec = everything.spec
-        narrowed = spec.with_filters(
-            query="", statuses=ALL_MEMORIES.statuses, kinds=None, scopes=None
-        )
-        return EMPTY_SEARCH if spec.query.strip() or narrowed != spec else EMPTY_ALL
-
+def add_empty_states(
+    views: dict[int, QtWidgets.QTableView],
+    everything: JudgmentList,
+    messages: MessagesPanel,
+    messages_tab: int,
+) -> dict[int, EmptyState]:
+    """A placeholder for every list of the review window, by tab: ``views`` are the
+    memory lists, ``everything`` the All memories list (its search decides the text)."""
     texts: dict[int, str | Callable[[], str]] = {
         TAB_PROPOSED: EMPTY_PROPOSED,
         TAB_GUIDANCE: EMPTY_GUIDANCE,
-        TAB_ALL: all_text,
+        TAB_ALL: lambda: EMPTY_SEARCH if narrowed(everything.spec) else EMPTY_ALL,
         TAB_RETIRED: EMPTY_RETIRED,
         TAB_AUDIT: EMPTY_AUDIT,
     }
-    states = {tab: EmptyState(window.views[tab], text) for tab, text in texts.items()}
-    messages = EmptyState(window.messages.view, EMPTY_MESSAGES)
-    window.messages.loaded.connect(messages.filled)
-    states[TAB_MESSAGES] = messages
+    states = {tab: EmptyState(views[tab], text) for tab, text in texts.items()}
+    kept = EmptyState(messages.view, EMPTY_MESSAGES)
+    messages.loaded.connect(kept.filled)
+    states[messages_tab] = kept
     return states
+
+
+def narrowed(spec: ListSpec) -> bool:
+    """Whether search words or a filter narrow All memories (so empty means no match)."""
+    plain = spec.with_filters(query="", statuses=ALL_MEMORIES.statuses, kinds=None, scopes=None)
+    return bool(spec.query.strip()) or plain != spec

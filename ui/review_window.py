@@ -130,7 +130,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
         self.batch_actions = BatchActions(bridge, self, self.dialog_opened.emit)
         self._build()
-        self.empty_states = add_empty_states(self)  # what each empty list says
+        # What each empty list says.
+        self.empty_states = add_empty_states(
+            self.views, self.lists[TAB_ALL], self.messages, TAB_MESSAGES
+        )
         self.undo_bar.timeout_ms = undo_ms
         self.window_state: WindowState | None = None
         if state_file is not None:
