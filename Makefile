@@ -16,8 +16,11 @@ run: setup
 
 test: setup lint typecheck pytest
 
+# uv is given the interpreter itself (sys.executable), not the path of the command:
+# a pyenv shim (~/.pyenv/shims/python3) is a shell script, which uv never finds equal
+# to the interpreter .venv was made from, so it removed and rebuilt .venv on every run.
 setup: $(UV)
-	$(UV) sync --frozen --python "$$(command -v $(PYTHON))"
+	$(UV) sync --frozen --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING
 
 from mama_core.errors import MamaError
 from ui.icons import app_icon
+from ui.os_keyring import keyring_available
 from ui.qt import QtCore, QtWidgets, Signal
 from ui.tasks import TaskGroup
+from ui.telegram_help import missing_token_note
 from ui.tray import Tray
 
 if TYPE_CHECKING:
@@ -205,10 +207,7 @@ class AgentControl(QtCore.QObject):
         box.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         gateway = host.gateway
         if gateway is None:
-            box.setText(
-                "No Telegram bot token is set. Create a bot with @BotFather, put its token "
-                "in Settings…, then come back here to pair."
-            )
+            box.setText(missing_token_note(await asyncio.to_thread(keyring_available)))
             await self._show_dialog(box)
             box.deleteLater()
             return

@@ -83,6 +83,9 @@ class Desktop(QtCore.QObject):
         self._quit = asyncio.Event()
         self._dialogs: list[QtWidgets.QDialog] = []
         self._show_when_ready = False
+        self._welcome_pending = False
+        self.welcome: QtWidgets.QWidget | None = None
+        """The first run's "what now" note in the review window, once shown."""
         self._tasks = TaskGroup(self._task_failed)
         self._pending_added: set[int] = set()
         self._notify_timer = QtCore.QTimer(self, singleShot=True, interval=NOTIFY_COALESCE_MS)
@@ -217,6 +220,8 @@ class Desktop(QtCore.QObject):
             await wizard.aclose()
             if not accepted or wizard.memory is None:
                 return None
+            # The review window opens once, with a short "what now" on top.
+            self._show_when_ready = self._welcome_pending = True
             token = wizard.telegram_token()
             if token:
                 self._tasks.spawn(self._store_token(token))
@@ -338,6 +343,11 @@ class Desktop(QtCore.QObject):
             self.window = ReviewWindow(self.bridge, state_file=self.paths.home / STATE_FILE)
             self.window.setWindowIcon(app_icon())
             self.window.quit_requested.connect(self.quit)
+            if self._welcome_pending:
+                from ui.welcome import show_welcome
+
+                self._welcome_pending = False
+                self.welcome = show_welcome(self.window)
         window = self.window
         window.show()
         window.raise_()

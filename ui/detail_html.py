@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from ui.models import STATUS_COLOURS
+from ui.palette import MUTED, WAITING_BACKGROUND, status_colour
 from ui.words import action_word, actor_of, actor_word, local_time, status_word
 
 TURN_WORDS: dict[str, str] = {
@@ -72,7 +72,7 @@ def _pending_change_html(record: dict[str, Any]) -> list[str]:
     by: dict[str, Any] = change.get("proposed_by") or {}
     who = actor_word(by.get("kind"), by.get("name")) if by else "An agent"
     return [
-        "<p style='background:#fff8c5; padding:6px'><b>Waiting for you:</b> "
+        f"<p style='background:{WAITING_BACKGROUND.on()}; padding:6px'><b>Waiting for you:</b> "
         f"{escape(who)} proposes to {escape(str(change.get('description', '')))}. "
         "Approve applies it as your own change; Reject leaves this record as it is.</p>"
     ]
@@ -85,10 +85,11 @@ def record_html(result: dict[str, Any]) -> str:
     summary = str(record.get("summary") or "")
     if status == "purged" and not summary:
         summary = "(text erased by the owner)"
+    muted = MUTED.on()
     out: list[str] = [
         "<html><head><style>"
-        "td.k{color:#57606a; padding-right:10px; vertical-align:top; white-space:nowrap}"
-        "h3{margin:4px 0 8px 0} .old{color:#6e7781} ol{margin-top:0}"
+        f"td.k{{color:{muted}; padding-right:10px; vertical-align:top; white-space:nowrap}}"
+        f"h3{{margin:4px 0 8px 0}} .old{{color:{muted}}} ol{{margin-top:0}}"
         "</style></head><body>",
         f"<h3>{escape(summary)}</h3>",
         *_pending_change_html(record),
@@ -97,7 +98,7 @@ def record_html(result: dict[str, Any]) -> str:
         _row(
             "Kind / status",
             f"{escape(str(record.get('kind', '')))} · "
-            f"{_badge(status_word(status), STATUS_COLOURS.get(status, ''))}",
+            f"{_badge(status_word(status), status_colour(status))}",
         ),
         _row("Scopes", escape(", ".join(record.get("scopes") or []) or "(none)")),
     ]

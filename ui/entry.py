@@ -20,6 +20,14 @@ def main(argv: list[str] | None = None) -> None:
     # MAMA_HOME or --home says otherwise.
     apply_chosen_home()
     if not args:
+        from ui.system_libraries import MISSING_LIBRARY_EXIT, startup_problem
+
+        # Before Qt is imported: a missing X11 or OpenGL library is one line, not
+        # Qt's "could not load the Qt platform plugin" abort.
+        problem = startup_problem()
+        if problem:
+            print(problem, file=sys.stderr)
+            sys.exit(MISSING_LIBRARY_EXIT)
         from ui.application import run
 
         sys.exit(run())

@@ -18,14 +18,21 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Coroutine
+from html import escape
 from typing import TYPE_CHECKING, Any
 
-from app.keys import ENV_KEY
+from app.keys import ENV_KEY, KEYRING_SERVICE, keyring_account
 from mama_core.errors import KeyUnavailableError, MamaError
 from ui.memory_session import OpenMemory, discard_new_store, find_key, open_memory
 from ui.os_keyring import backend_name, keyring_available
+from ui.palette import note_style
 from ui.qt import Qt, QtWidgets, Signal
 from ui.tasks import TaskGroup
+from ui.telegram_help import (
+    environment_token_note,
+    no_keyring_token_note,
+    token_from_environment,
+)
 
 if TYPE_CHECKING:
     from app.paths import Paths
@@ -45,11 +52,17 @@ class KeyPage(QtWidgets.QWizardPage):
         self.setObjectName("key_page")
         self.setTitle("Welcome to MAMA")
         self.setSubTitle(f"Your memory will be kept encrypted in {paths.home}.")
+        self._paths = paths
         layout = QtWidgets.QVBoxLayout(self)
         self.explain = QtWidgets.QLabel()
         self.explain.setObjectName("key_explain")
         self.explain.setWordWrap(True)
         layout.addWidget(self.explain)
+        self.backup = QtWidgets.QLabel()
+        self.backup.setObjectName("key_backup")
+        self.backup.setWordWrap(True)
+        self.backup.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.backup)
         form = QtWidgets.QFormLayout()
         self.passphrase = QtWidgets.QLineEdit()
         self.passphrase.setObjectName("passphrase")
@@ -64,7 +77,7 @@ class KeyPage(QtWidgets.QWizardPage):
         layout.addWidget(self.fields)
         self.hint = QtWidgets.QLabel()
         self.hint.setObjectName("passphrase_hint")
-        self.hint.setStyleSheet("color: #9a6700;")
+        self.hint.setStyleSheet(note_style("warning"))
         layout.addWidget(self.hint)
         layout.addStretch(1)
         self.passphrase.textChanged.connect(self._changed)
@@ -86,8 +99,9 @@ class KeyPage(QtWidgets.QWizardPage):
             self.explain.setText(
                 (why + " " if why else "")
                 + "No OS keyring is available, so choose a passphrase. You will type it each "
-                "time MAMA starts; without it the memory cannot be opened, by anyone."
+                "time MAMA starts."
             )
+        self.backup.setText(key_backup_note(self._paths, self.use_keyring))
         self.fields.setVisible(not self.use_keyring)
         self._changed()
 
@@ -112,6 +126,29 @@ class KeyPage(QtWidgets.QWizardPage):
 
     def chosen_passphrase(self) -> str | None:
         return None if self.use_keyring else self.passphrase.text()
+
+
+def key_backup_note(paths: Paths, use_keyring: bool) -> str:
+    """Where the key lives, how to keep a copy, and what is lost without it."""
+    lost = (
+        "<br><b>Without it</b> your memory, and every copy of the data folder, cannot be "
+        "opened by anyone, you included; nobody can recover it."
+    )
+    if os.environ.get(ENV_KEY):
+        return f"<b>Back it up</b>: keep a copy of the value of <tt>{ENV_KEY}</tt>.{lost}"
+    if use_keyring:
+        entry = escape(keyring_account(paths.db))
+        return (
+            f"<b>Where the key lives</b>: the keyring entry with service "
+            f"<tt>{KEYRING_SERVICE}</tt> and account <tt>{entry}</tt>."
+            "<br><b>Back it up</b>: copy it into your password manager (on Linux: "
+            f"<tt>secret-tool lookup service {KEYRING_SERVICE} username '{entry}'</tt>); "
+            f"a reinstalled system or a reset keyring loses it.{lost}"
+        )
+    return (
+        "<b>Back it up</b>: MAMA keeps no copy of the passphrase; write it down or keep it "
+        f"in your password manager.{lost}"
+    )
 
 
 class MemoryPage(QtWidgets.QWizardPage):
@@ -147,7 +184,7 @@ class MemoryPage(QtWidgets.QWizardPage):
         self.bar.setRange(0, 1)
         self.bar.setValue(1 if ok else 0)
         self.status.setText(text)
-        self.status.setStyleSheet("" if ok else "color: #cf222e;")
+        self.status.setStyleSheet("" if ok else note_style("error"))
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
@@ -170,16 +207,17 @@ class TelegramPage(QtWidgets.QWizardPage):
         self.token.setObjectName("telegram_token")
         self.token.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
         self.token.setPlaceholderText("Bot token from @BotFather (leave empty to skip)")
-        if use_keyring:
+        note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if token_from_environment():
+            note.setText(environment_token_note())
+            self.token.setEnabled(False)
+        elif use_keyring:
             note.setText(
                 "Create a bot with @BotFather and paste its token here. It is kept in your OS "
                 "keyring, never in a file."
             )
         else:
-            note.setText(
-                "No OS keyring is available here, so MAMA cannot keep a bot token safely. "
-                "Set up a Secret Service (e.g. gnome-keyring) and add the token in Settings."
-            )
+            note.setText(no_keyring_token_note())
             self.token.setEnabled(False)
         layout.addWidget(note)
         layout.addWidget(self.token)

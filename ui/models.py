@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
+from ui.palette import status_colour
 from ui.qt import Qt, QtCore, QtGui, Signal
 from ui.queries import AuditEntry
 from ui.words import action_word, local_time, status_word
@@ -28,16 +29,6 @@ same order as the local times shown), else the shown text without case."""
 
 _ROOT = QtCore.QModelIndex()
 Index = QtCore.QModelIndex | QtCore.QPersistentModelIndex
-
-STATUS_COLOURS: dict[str, str] = {
-    "proposed": "#9a6700",
-    "active": "#1a7f37",
-    "superseded": "#6e7781",
-    "stale": "#6e7781",
-    "contradicted": "#cf222e",
-    "rejected": "#cf222e",
-    "purged": "#8250df",
-}
 
 
 class _ColumnsModel(QtCore.QAbstractTableModel):
@@ -124,7 +115,7 @@ class JudgmentTableModel(_ColumnsModel):
         if role == Qt.ItemDataRole.ToolTipRole and column == 2:
             return row.get("summary", "")
         if role == Qt.ItemDataRole.ForegroundRole and column == 4:
-            colour = STATUS_COLOURS.get(str(row.get("status")))
+            colour = status_colour(row.get("status"))  # light or dark, as the palette is
             return QtGui.QBrush(QtGui.QColor(colour)) if colour else None
         if role == Qt.ItemDataRole.TextAlignmentRole and column == 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

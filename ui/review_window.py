@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from mama_core.errors import MamaError
 from ui.batch_actions import BatchActions, BatchResult, button_states, decidable_row
 from ui.detail_html import record_html
+from ui.empty_state import add_empty_states
 from ui.messages_panel import MessagesPanel
 from ui.models import ID_ROLE, RECORD_ROLE
+from ui.palette import MUTED, note_style
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review_actions import ReviewActions, receipt_line
 from ui.review_data import (
@@ -128,6 +130,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
         self.batch_actions = BatchActions(bridge, self, self.dialog_opened.emit)
         self._build()
+        # What each empty list says.
+        self.empty_states = add_empty_states(
+            self.views, self.lists[TAB_ALL], self.messages, TAB_MESSAGES
+        )
         self.undo_bar.timeout_ms = undo_ms
         self.window_state: WindowState | None = None
         if state_file is not None:
@@ -265,7 +271,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     @staticmethod
     def _placeholder(text: str) -> str:
-        return f"<p style='color:#6e7781'>{text}</p>"
+        return f"<p style='color:{MUTED.on()}'>{text}</p>"
 
     # --- loading, searching, following the store ------------------------------------
 
@@ -666,7 +672,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def show_message(self, text: str, *, error: bool = False) -> None:
         """One line under the lists: what just happened, or why it did not."""
-        self.message.setStyleSheet("color: #cf222e;" if error else "")
+        self.message.setStyleSheet(note_style("error") if error else "")
         self.message.setText(text)
 
     def _task_failed(self, exc: BaseException) -> None:

@@ -15,7 +15,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from app.settings import Settings
-from ui.qt import QtCore, QtWidgets
+from app.telegram.config import ENV_TOKEN
+from ui.palette import note_style
+from ui.qt import Qt, QtCore, QtWidgets
+from ui.telegram_help import (
+    environment_token_note,
+    no_keyring_token_note,
+    token_from_environment,
+)
 
 AGENT_BACKENDS: tuple[tuple[str, str], ...] = (
     ("command", "Commands only (no model)"),
@@ -130,7 +137,13 @@ class SettingsDialog(QtWidgets.QDialog):
         self.token_note = QtWidgets.QLabel()
         self.token_note.setObjectName("token_note")
         self.token_note.setWordWrap(True)
-        if keyring_ok:
+        self.token_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if token_from_environment():  # it wins over the keyring: a typed one would be ignored
+            self.token.setEnabled(False)
+            self.token.setPlaceholderText(f"From {ENV_TOKEN}")
+            self.forget_token.setEnabled(keyring_ok and token_stored)
+            self.token_note.setText(environment_token_note())
+        elif keyring_ok:
             self.token.setPlaceholderText(
                 "A token is stored; type a new one to replace it"
                 if token_stored
@@ -142,11 +155,7 @@ class SettingsDialog(QtWidgets.QDialog):
             self.token.setEnabled(False)
             self.forget_token.setEnabled(False)
             self.token.setPlaceholderText("No OS keyring available")
-            self.token_note.setText(
-                "No OS keyring is available here, so MAMA cannot keep a bot token safely and "
-                "will not write it to a file. Install and unlock a Secret Service "
-                "(e.g. gnome-keyring) to use Telegram."
-            )
+            self.token_note.setText(no_keyring_token_note())
         form.addRow("Telegram bot token", self._row(self.token, self.forget_token))
         form.addRow("", self.token_note)
 
@@ -172,7 +181,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self.problem = QtWidgets.QLabel()
         self.problem.setObjectName("settings_problem")
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #b00020")
+        self.problem.setStyleSheet(note_style("error"))
         self.problem.setVisible(False)
         form.addRow(self.problem)
         form.addRow(buttons)
