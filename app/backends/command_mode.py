@@ -18,7 +18,7 @@ from app.backends.tools import ToolBox, ToolSpec, tool_name
 from app.runtime.cards import record_body
 from app.runtime.evidence import Delivered
 from app.runtime.mailbox import InputKind
-from mama_core.memory import GUIDANCE_KINDS, Kind
+from mama_core.model import GUIDANCE_KINDS, Kind
 
 KINDS = [k.value for k in Kind]
 _OPTION = re.compile(r"\s*\|\s*(when|steps|topic)\s*:\s*", re.IGNORECASE)

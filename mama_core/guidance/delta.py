@@ -23,13 +23,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from mama_core.guidance.items import (
-    Connection,
-    GuidanceItem,
-    guidance_by_id,
-    latest_event_id,
-)
-from mama_core.recall.predicate import STATUSES
+from mama_core.guidance.items import GuidanceItem, guidance_by_id, latest_event_id
+from mama_core.model import STATUSES
+from mama_core.store.connection import Connection
 
 
 @dataclass(frozen=True)

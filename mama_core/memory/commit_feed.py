@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from mama_core.errors import MamaError
-from mama_core.memory.changes import ChangeSet
+from mama_core.model import ChangeSet
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 

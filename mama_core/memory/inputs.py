@@ -20,10 +20,10 @@ from pydantic import (
     model_validator,
 )
 
+from mama_core import clock
 from mama_core.ids import MAX_ID
 from mama_core.invisible import has_visible_char
-from mama_core.memory import clock
-from mama_core.memory.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
+from mama_core.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
 from mama_core.scope_names import ScopeName
 
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Iterable
 from typing import Any
 
 from mama_core.memory.calls import Call
 from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
-from mama_core.memory.records import Judgment, select_columns, summary_dict
+from mama_core.memory.records import summary_dict
 from mama_core.memory.scopes import read_scopes, scope_filter
+from mama_core.model import Judgment, select_columns
+from mama_core.scope_bindings import scopes_by_id
 from mama_core.store.connection import Connection
 
 MAX_TOKENS = 64
@@ -86,16 +87,3 @@ def find(
         )
         rows = conn.execute(sql, (match, *params, limit)).fetchall()
     return [Judgment.from_row(r) for r in rows]
-
-
-def scopes_by_id(conn: Connection, ids: Iterable[int]) -> dict[int, list[str]]:
-    """Scope names of several judgments at once."""
-    out: dict[int, list[str]] = {}
-    rows = conn.execute(
-        "SELECT sb.judgment_id, s.name FROM scope_bindings sb JOIN scopes s ON s.id = sb.scope_id "
-        "WHERE sb.judgment_id IN (SELECT value FROM json_each(?)) ORDER BY s.name",
-        (json.dumps(list(ids)),),
-    ).fetchall()
-    for judgment_id, name in rows:
-        out.setdefault(int(judgment_id), []).append(str(name))
-    return out

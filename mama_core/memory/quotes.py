@@ -25,7 +25,8 @@ from mama_core.memory.calls import Call, Env
 from mama_core.memory.inputs import QuotesInput
 from mama_core.memory.observation_reads import COLUMNS, observation_dict
 from mama_core.memory.purge import predecessors
-from mama_core.memory.records import Judgment, load_visible
+from mama_core.memory.records import load_visible
+from mama_core.model import Judgment
 from mama_core.store.connection import Connection
 
 MIN_SUMMARY = 4

@@ -23,10 +23,11 @@ from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.canonical import sha256_hex
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError, TombstonedError
 from mama_core.memory.inputs import LiftInput, TombstoneInput
-from mama_core.memory.records import Judgment, load_visible
-from mama_core.memory.scopes import ensure_scope_ids, scopes_of
+from mama_core.memory.records import load_visible
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.model import Judgment
+from mama_core.scope_bindings import ensure_scope_ids, scopes_of
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
 

@@ -18,27 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from mama_core.embeddings.base import Embedder
+from mama_core.model import embedding_text
+from mama_core.store.connection import Connection
 
 Progress = Callable[[int, int, str], None]
-
-
-class _Cursor(Protocol):
-    def fetchall(self) -> list[Any]: ...
-    def fetchone(self) -> Any: ...
-
-
-class WriteConnection(Protocol):
-    """What re-embedding needs of a SQLite connection."""
-
-    def execute(self, sql: str, parameters: Any = ..., /) -> _Cursor: ...
-
-    @property
-    def in_transaction(self) -> bool: ...
 
 
 RunOnWriter = Callable[[Callable[[Any], Any]], "Future[Any]"]
@@ -58,7 +46,7 @@ class ReembedResult:
     remaining: int
 
 
-def count_missing(conn: WriteConnection, model_id: str) -> int:
+def count_missing(conn: Connection, model_id: str) -> int:
     """Judgments (not purged) with no vector of ``model_id``."""
     return int(conn.execute(f"SELECT count(*) {_LACKING}", (model_id,)).fetchone()[0])
 
@@ -79,11 +67,8 @@ def reembed(
     """
     if batch < 1:
         raise ValueError("batch must be >= 1")
-    conn: WriteConnection = getattr(store_or_conn, "conn", store_or_conn)
+    conn: Connection = getattr(store_or_conn, "conn", store_or_conn)
     model_id, dim = embedder.model_id, embedder.dim
-    # Lazy: the engine imports recall, so recall must not import the engine at load time.
-    from mama_core.memory.records import embedding_text
-
     total = count_missing(conn, model_id)
     done = 0
     if progress is not None:
@@ -104,7 +89,7 @@ def reembed(
             raise ValueError(f"{model_id} returned vectors of shape {vectors.shape}")
         items = [(int(r[0]), vectors[i].tobytes()) for i, r in enumerate(rows)]
 
-        def write(target: WriteConnection, items: list[tuple[int, bytes]] = items) -> int:
+        def write(target: Connection, items: list[tuple[int, bytes]] = items) -> int:
             return _write_batch(target, model_id, dim, items)
 
         done += int(run_on_writer(write).result()) if run_on_writer else write(conn)
@@ -113,9 +98,7 @@ def reembed(
     return ReembedResult(model_id, done, count_missing(conn, model_id))
 
 
-def _write_batch(
-    conn: WriteConnection, model_id: str, dim: int, items: list[tuple[int, bytes]]
-) -> int:
+def _write_batch(conn: Connection, model_id: str, dim: int, items: list[tuple[int, bytes]]) -> int:
     """Insert one batch in one transaction; a row purged meanwhile gets no vector."""
     conn.execute("BEGIN IMMEDIATE")
     try:
