@@ -28,7 +28,7 @@ from mama_core.memory.errors import EngineError
 from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
 from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
-from mama_core.memory.readers import ReaderPool
+from mama_core.memory.reader_pool import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import HeadSink, Writer
