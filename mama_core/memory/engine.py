@@ -31,7 +31,7 @@ from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
-from mama_core.memory.writer import HeadSink, Writer
+from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
 from mama_core.store import Store, sqlcipher
@@ -110,7 +110,7 @@ class Engine:
         """
         if self._closed.is_set():
             raise EngineError("The memory engine is closed.")
-        commands = []
+        commands: list[Command] = []
         for index, payload in enumerate(payloads):
             try:
                 call = prepare_call(self.catalog, action, payload, session, grant)

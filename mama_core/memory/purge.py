@@ -62,7 +62,7 @@ def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
     if inp.include_chain:
         chain += [load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)]
     erased = [{"id": j.id, "hmac": erase_judgment(tx, j)} for j in chain if j.status != "purged"]
-    erase_reasons(tx, [e["id"] for e in erased])
+    erase_reasons(tx, [int(e["id"]) for e in erased])
     payload = {"reason": inp.reason, "erased": erased, "include_chain": inp.include_chain}
     return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
 

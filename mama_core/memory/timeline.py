@@ -92,7 +92,7 @@ def timeline(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
         if len(chosen) >= inp.limit:
             break
     scopes = scopes_by_id(conn, [j.id for j, _, _ in chosen])
-    records = []
+    records: list[dict[str, Any]] = []
     for j, status, until in chosen:
         entry = summary_dict(j, scopes.get(j.id, []), grant)
         entry.update(

@@ -15,7 +15,7 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -103,12 +103,12 @@ def find_match(
 
 
 def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
-    actor = json.loads(row[5]) if row[5] else {}
+    actor: Any = json.loads(row[5]) if row[5] else {}
     return TombstoneMatch(
         tombstone_id=int(row[0]),
         reason=str(row[4]),
         similarity=similarity,
-        created_by=actor if isinstance(actor, dict) else {},
+        created_by=cast(dict[str, Any], actor) if isinstance(actor, dict) else {},
         made_by_action=str(row[6] or ""),
     )
 

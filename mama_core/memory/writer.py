@@ -43,7 +43,7 @@ class Applied:
 
     judgment_id: int | None
     payload: dict[str, Any]
-    receipt: dict[str, Any] = field(default_factory=dict)
+    receipt: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 class Tx:

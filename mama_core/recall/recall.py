@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -80,7 +80,7 @@ class Recall:
         self._executor: ThreadPoolExecutor | None = None
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Connection]:
+    def _connection(self) -> Generator[Connection, None, None]:
         if self._shared is not None:
             with self._lock:
                 yield self._shared

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -111,9 +111,9 @@ def ids_from(value: Any) -> list[int]:
     if isinstance(value, dict):
         return [int(k) for k in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     out: list[int] = []
-    for item in value:
+    for item in cast(Iterable[Any], value):
         # (id, status) pairs or bare ids
-        out.append(int(item[0] if isinstance(item, tuple | list) else item))
+        out.append(int(cast(Any, item)[0] if isinstance(item, tuple | list) else item))
     return out
 
 
