@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from app.backends.command_mode import CommandModeBackend
+from app.durable.mailbox import InputKind, NewInput
 from app.runtime.channel import OutgoingMessage
-from app.runtime.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from bench.bigstore import GrowingStore, LookupEmbedder
 from bench.corpus import Corpus

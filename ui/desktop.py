@@ -25,7 +25,7 @@ from ui.agent_control import AgentControl
 from ui.error_reporting import RuntimeErrors, exit_code_of, fatal_dialog, one_line
 from ui.icons import app_icon
 from ui.memory_session import OpenMemory, find_key, is_first_run, open_memory, warm_up
-from ui.qt import QtCore, QtGui, QtWidgets, Signal
+from ui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from ui.startup_probe import StartupProbe
 from ui.tasks import TaskGroup, await_dialog
 from ui.tray import APP_TITLE, Tray
@@ -97,6 +97,9 @@ class Desktop(QtCore.QObject):
         self.tray.open_folder_requested.connect(self.open_data_folder)
         self.tray.quit_requested.connect(self.quit)
         self.tray.availability_changed.connect(self._tray_availability)
+        self.tray.message_clicked.connect(self.open_notified)
+        self._notified_proposal: int | None = None
+        """The proposal the last notification named (None: several, or none)."""
         if instance is not None:
             instance.show_requested.connect(self.show_review)
         self.agent = AgentControl(
@@ -300,6 +303,7 @@ class Desktop(QtCore.QObject):
                 continue
             if record.get("status") == "proposed":
                 proposals.append(record)
+        self._notified_proposal = int(proposals[0]["id"]) if len(proposals) == 1 else None
         if len(proposals) == 1:
             record = proposals[0]
             self.notify(
@@ -329,8 +333,9 @@ class Desktop(QtCore.QObject):
             self.probe.mark("review_requested")
         if self.window is None:
             from ui.review_window import ReviewWindow
+            from ui.table_state import STATE_FILE
 
-            self.window = ReviewWindow(self.bridge)
+            self.window = ReviewWindow(self.bridge, state_file=self.paths.home / STATE_FILE)
             self.window.setWindowIcon(app_icon())
             self.window.quit_requested.connect(self.quit)
         window = self.window
@@ -340,6 +345,27 @@ class Desktop(QtCore.QObject):
         if first:
             self.probe.mark("review_shown")
             self._tasks.spawn(self._load_window(window))
+
+    def open_notified(self) -> None:
+        """The owner clicked a notification: show the proposal it named (or, for
+        several, the Proposed tab) in the review window."""
+        if self.bridge is None:
+            return
+        judgment_id = self._notified_proposal
+        loading = self.window is None
+        self.show_review()
+        window = self.window
+        if window is None:
+            return
+        from ui.review_window import TAB_PROPOSED
+
+        window.show_tab(TAB_PROPOSED)
+        if judgment_id is not None:
+            if loading:
+                window.first_tab_loaded.connect(
+                    lambda: window.select_id(judgment_id), Qt.ConnectionType.SingleShotConnection
+                )
+            window.select_id(judgment_id)
 
     async def _load_window(self, window: ReviewWindow) -> None:
         window.first_tab_loaded.connect(lambda: self.probe.mark("review_first_tab"))

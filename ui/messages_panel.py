@@ -10,9 +10,10 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
+from ui.models import SORT_ROLE
 from ui.qt import QtGui, QtWidgets, Signal
 from ui.review_dialogs import add_erase_controls
-from ui.table_views import make_table_view
+from ui.table_views import make_table_view, select_row, source_row, time_sample, view_row
 from ui.tasks import TaskGroup, await_dialog
 from ui.words import local_time
 
@@ -64,6 +65,8 @@ class MessagesPanel(QtWidgets.QWidget):
     """A purge of a message succeeded (its receipt)."""
     dialog_opened = Signal(object)
     """The purge confirmation is open (tests fill it in)."""
+    changed = Signal()
+    """The selection changed, and with it the Purge button's state and tooltip."""
 
     def __init__(
         self, bridge: EngineBridge, tasks: TaskGroup, parent: QtWidgets.QWidget | None = None
@@ -75,7 +78,9 @@ class MessagesPanel(QtWidgets.QWidget):
         self._rows: list[dict[str, Any]] = []
         self.model = QtGui.QStandardItemModel(0, len(HEADERS), self)
         self.model.setHorizontalHeaderLabels(list(HEADERS))
-        self.view = make_table_view(self.model, "view_messages")
+        self.view = make_table_view(
+            self.model, "view_messages", ("000000", time_sample(), "", "telegram · someone")
+        )
         self.view.selectionModel().currentRowChanged.connect(self._show_current)
         self.text = QtWidgets.QTextBrowser()
         self.text.setObjectName("message_text")
@@ -93,7 +98,8 @@ class MessagesPanel(QtWidgets.QWidget):
         bar.addWidget(self.note, 1)
         bar.addWidget(self.purge_button)
         side_layout.addLayout(bar)
-        splitter = QtWidgets.QSplitter()
+        self.splitter = splitter = QtWidgets.QSplitter()
+        splitter.setObjectName("messages_splitter")
         splitter.addWidget(self.view)
         splitter.addWidget(side)
         splitter.setStretchFactor(0, 3)
@@ -127,6 +133,14 @@ class MessagesPanel(QtWidgets.QWidget):
                 QtGui.QStandardItem(preview(str(row["text"]))),
                 QtGui.QStandardItem(who),
             ]
+            # Sorting follows what is shown: ids as numbers, times in time order.
+            keys = (
+                int(row["id"]),
+                str(row["received_at"]),
+                *(i.text().casefold() for i in items[2:]),
+            )
+            for item, key in zip(items, keys, strict=True):
+                item.setData(key, SORT_ROLE)
             self.model.appendRow(items)
         kept = None if current is None else current["id"]
         if kept in self.ids():
@@ -139,14 +153,15 @@ class MessagesPanel(QtWidgets.QWidget):
         """Make ``observation_id`` the current row; False if it is not listed."""
         if observation_id not in self.ids():
             return False
-        self.view.selectRow(self.ids().index(observation_id))
+        select_row(self.view, view_row(self.view, self.ids().index(observation_id), self.model))
         return True
 
     def current(self) -> dict[str, Any] | None:
         index = self.view.currentIndex()
-        if not index.isValid() or index.row() >= len(self._rows):
+        row = source_row(self.view, index) if index.isValid() else -1
+        if not 0 <= row < len(self._rows):
             return None
-        return self._rows[index.row()]
+        return self._rows[row]
 
     def _show_current(self, *_args: object) -> None:
         row = self.current()
@@ -156,6 +171,7 @@ class MessagesPanel(QtWidgets.QWidget):
             if row is not None
             else "Select a message to purge it"
         )
+        self.changed.emit()
         if row is None:
             self.text.setPlainText("")
             return

@@ -22,6 +22,10 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 2
 """The whole row (a dict for judgments, an ``AuditEntry`` for events)."""
 
+SORT_ROLE = Qt.ItemDataRole.UserRole + 3
+"""What a column sorts by: the number for ids, the stored UTC time for times (in the
+same order as the local times shown), else the shown text without case."""
+
 _ROOT = QtCore.QModelIndex()
 Index = QtCore.QModelIndex | QtCore.QPersistentModelIndex
 
@@ -128,6 +132,12 @@ class JudgmentTableModel(_ColumnsModel):
             return int(row["id"])
         if role == RECORD_ROLE:
             return row
+        if role == SORT_ROLE:
+            if column == 0:
+                return int(row["id"])
+            if column == 5:
+                return str(row.get("recorded_at") or "")
+            return self._display(row, column).casefold()
         return None
 
     def _display(self, row: dict[str, Any], column: int) -> str:
@@ -188,6 +198,8 @@ class RetiredTableModel(JudgmentTableModel):
                 return self._mark(entries)
             if role == Qt.ItemDataRole.ToolTipRole:
                 return "\n".join(tombstone_note(e) for e in entries) or None
+            if role == SORT_ROLE:
+                return self._mark(entries).casefold()
             if role not in (ID_ROLE, RECORD_ROLE):
                 return None
         return super().data(index, role)
@@ -276,6 +288,15 @@ class AuditLogModel(_ColumnsModel):
                 entry.summary,
             )
             return values[index.column()]
+        if role == SORT_ROLE:
+            column = index.column()
+            if column == 0:
+                return entry.id
+            if column == 1:
+                return entry.at
+            if column == 4:
+                return -1 if entry.judgment_id is None else entry.judgment_id
+            return str(self.data(index)).casefold()
         if role == Qt.ItemDataRole.ToolTipRole and index.column() == 5:
             return entry.summary
         if role == ID_ROLE:

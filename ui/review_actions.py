@@ -72,7 +72,7 @@ class ReviewActions:
         return accepted
 
     async def approve(self, record: dict[str, Any]) -> Receipt:
-        return await self._bridge.dispatch("review.approve", _decision(record))
+        return await self._bridge.dispatch("review.approve", decision_payload(record))
 
     async def edit_and_approve(self, record: dict[str, Any]) -> Receipt | None:
         dialog = EditDialog(self._parent, record)
@@ -95,7 +95,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, forbid = dialog.values()
-        payload: dict[str, Any] = {**_decision(record), "reason": reason}
+        payload: dict[str, Any] = {**decision_payload(record), "reason": reason}
         if forbid:
             payload["forbid_resave"] = True
         return await self._bridge.dispatch("review.reject", payload)
@@ -111,10 +111,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, forbid = dialog.values()
-        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason, "status": "stale"}
-        if forbid:
-            payload["forbid_resave"] = True
-        return await self._bridge.dispatch("memory.retire", payload)
+        return await self._bridge.dispatch("memory.retire", retire_payload(record, reason, forbid))
 
     async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
         from ui.models import tombstone_note
@@ -149,7 +146,15 @@ class ReviewActions:
         return await self._bridge.dispatch("memory.purge", payload)
 
 
-def _decision(record: dict[str, Any]) -> dict[str, Any]:
+def retire_payload(record: dict[str, Any], reason: str, forbid: bool) -> dict[str, Any]:
+    """The ``memory.retire`` input of an owner's Retire (single or several at once)."""
+    payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason, "status": "stale"}
+    if forbid:
+        payload["forbid_resave"] = True
+    return payload
+
+
+def decision_payload(record: dict[str, Any]) -> dict[str, Any]:
     """The record an approve or reject decides, and the proposed change shown with it
     (so a change made after the owner looked is not decided unseen)."""
     payload: dict[str, Any] = {"id": int(record["id"])}

@@ -15,12 +15,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
+from ui.batch_actions import BatchActions, BatchResult, button_states, decidable_row
 from ui.detail_html import record_html
 from ui.messages_panel import MessagesPanel
-from ui.models import ID_ROLE
+from ui.models import ID_ROLE, RECORD_ROLE
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review_actions import ReviewActions, receipt_line
 from ui.review_data import (
@@ -31,9 +33,12 @@ from ui.review_data import (
     TAB_RETIRED,
     ReviewData,
 )
+from ui.row_menu import RowMenu
 from ui.search_bar import SearchBar
-from ui.table_views import make_table_view, select_row
+from ui.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
+from ui.table_views import judgment_samples, make_table_view, select_row, time_sample
 from ui.tasks import TaskGroup
+from ui.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
@@ -64,6 +69,10 @@ TAB_TITLES: dict[int, str] = {
 
 Work = Callable[[], Awaitable[dict[str, Any] | None]]
 
+MULTI_SELECT_TABS = (TAB_PROPOSED, TAB_GUIDANCE, TAB_ALL)
+"""Lists where several rows can be approved, rejected or retired at once."""
+AUDIT_SAMPLES = ("000000", time_sample(), "tombstone lifted", "agent claude-code", "#000000", "")
+
 
 class ReviewWindow(QtWidgets.QMainWindow):
     """Tabs of memories, a detail pane and the owner's review actions."""
@@ -88,12 +97,25 @@ class ReviewWindow(QtWidgets.QMainWindow):
     """The lists were read again from the store (F5)."""
     quit_requested = Signal()
     """The owner asked to quit the app from this window (Ctrl+Q), as from the tray."""
+    batch_done = Signal(object)
+    """A ``BatchResult`` after several records were approved, rejected or retired."""
+    undone = Signal(str, object)
+    """(action undone, the undo's receipts) after the owner took an action back."""
+    buttons_updated = Signal()
+    """The action buttons' enabled state and tooltips were brought up to date."""
 
-    def __init__(self, bridge: EngineBridge, parent: QtWidgets.QWidget | None = None) -> None:
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        parent: QtWidgets.QWidget | None = None,
+        *,
+        state_file: Path | None = None,
+        undo_ms: int = UNDO_MS,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("review_window")
         self.setWindowTitle("Review")
-        self.resize(1100, 680)
+        fit_to_screen(self, *DEFAULT_SIZE)
         self._bridge = bridge
         self._tasks = TaskGroup(self._task_failed)
         self._current: dict[str, Any] | None = None
@@ -104,7 +126,18 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.lists: dict[int, JudgmentList] = self.data.lists
         self.audit = self.data.audit
         self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
+        self.batch_actions = BatchActions(bridge, self, self.dialog_opened.emit)
         self._build()
+        self.undo_bar.timeout_ms = undo_ms
+        self.window_state: WindowState | None = None
+        if state_file is not None:
+            self.window_state = WindowState(
+                state_file,
+                self,
+                {"review": self.splitter, "messages": self.messages.splitter},
+                {view.objectName(): view for view in (*self.views.values(), self.messages.view)},
+            )
+            self.window_state.restore()
         self.data.first_loaded.connect(self.first_tab_loaded)
         self.data.updated.connect(self._data_updated)
         self.data.scopes_changed.connect(self.search_bar.set_scopes)
@@ -119,14 +152,23 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setObjectName("tabs")
         self.views: dict[int, QtWidgets.QTableView] = {}
+        self.row_menus: dict[int, RowMenu] = {}
         for tab, title in TAB_TITLES.items():
-            model = self.audit.model if tab == TAB_AUDIT else self.lists[tab].model
-            view = make_table_view(model, f"view_{tab}")
+            source = self.audit.model if tab == TAB_AUDIT else self.lists[tab].model
+            samples = AUDIT_SAMPLES if tab == TAB_AUDIT else judgment_samples()
+            if tab == TAB_RETIRED:
+                samples = (*samples, "blocks resaving (#0000)")
+            view = make_table_view(source, f"view_{tab}", samples)
+            if tab in MULTI_SELECT_TABS:
+                view.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
             view.selectionModel().currentRowChanged.connect(self._current_row_changed)
+            view.selectionModel().selectionChanged.connect(self._update_buttons)
             # A reset (a new search or filter, a reload) drops the current row without
             # a signal: the pane and the buttons would stay on a record no longer listed.
+            model = view.model()  # the sorting proxy over ``source``
             model.modelAboutToBeReset.connect(partial(self._keep_current, view))
             model.modelReset.connect(partial(self._follow_reset, view))
+            self.row_menus[tab] = RowMenu(view, self._row_buttons, self.buttons_updated)
             self.views[tab] = view
             self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
         self.messages = MessagesPanel(self._bridge, self._tasks)
@@ -139,22 +181,24 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.detail.setHtml(self._placeholder("Select a memory to see it here."))
 
         self.buttons: dict[str, QtWidgets.QPushButton] = {}
-        bar = QtWidgets.QHBoxLayout()
-        for name, text, handler in (
-            ("approve", "&Approve", self.approve),
-            ("edit", "&Edit && approve…", self.edit_and_approve),
-            ("reject", "&Reject…", self.reject),
-            ("retire", "Re&tire…", self.retire),
-            ("purge", "&Purge…", self.purge),
-            ("lift", "&Lift tombstone…", self.lift_tombstone),
+        # Two rows of three: every button stays reachable in a narrow pane or at 200 %.
+        bar = QtWidgets.QGridLayout()
+        for at, (name, text, handler) in enumerate(
+            (
+                ("approve", "&Approve", self.approve),
+                ("edit", "&Edit && approve…", self.edit_and_approve),
+                ("reject", "&Reject…", self.reject),
+                ("retire", "Re&tire…", self.retire),
+                ("purge", "&Purge…", self.purge),
+                ("lift", "&Lift tombstone…", self.lift_tombstone),
+            )
         ):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"{name}_button")
             button.clicked.connect(handler)
             button.setEnabled(False)
-            bar.addWidget(button)
+            bar.addWidget(button, at // 3, at % 3)
             self.buttons[name] = button
-        bar.addStretch(1)
 
         self.right = right = QtWidgets.QWidget()
         right_layout = QtWidgets.QVBoxLayout(right)
@@ -162,12 +206,22 @@ class ReviewWindow(QtWidgets.QMainWindow):
         right_layout.addWidget(self.detail, 1)
         right_layout.addLayout(bar)
 
-        splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("review_splitter")
         splitter.addWidget(self.tabs)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
-        self.setCentralWidget(splitter)
+        central = QtWidgets.QWidget()
+        central_layout = QtWidgets.QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.addWidget(splitter, 1)
+        self.undo_bar = UndoBar(self)
+        central_layout.addWidget(self.undo_bar)
+        self.setCentralWidget(central)
+        self.row_menus[TAB_MESSAGES] = RowMenu(
+            self.messages.view, lambda: [self.messages.purge_button], self.messages.changed
+        )
 
         self.message = QtWidgets.QLabel()
         self.message.setObjectName("message")
@@ -356,17 +410,45 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._update_buttons()
         self.detail_shown.emit(judgment_id)
 
-    def _update_buttons(self) -> None:
+    def _update_buttons(self, *_args: object) -> None:
         status = self.current_status()
         idle = not self._busy
-        decidable = self._decidable()
-        self.buttons["approve"].setEnabled(idle and decidable)
-        self.buttons["edit"].setEnabled(idle and status == "proposed")
-        self.buttons["reject"].setEnabled(idle and decidable)
-        self.buttons["retire"].setEnabled(idle and status == "active")
-        self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
-        self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
-        self._update_tooltips(status)
+        several = self.selected_records() if self._several_selected() else None
+        if several is not None:
+            self._update_for_several(several)
+        else:
+            decidable = self._decidable()
+            self.buttons["approve"].setEnabled(idle and decidable)
+            self.buttons["edit"].setEnabled(idle and status == "proposed")
+            self.buttons["reject"].setEnabled(idle and decidable)
+            self.buttons["retire"].setEnabled(idle and status == "active")
+            self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
+            self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
+            self._update_tooltips(status)
+        self.buttons_updated.emit()
+
+    def _update_for_several(self, records: list[dict[str, Any]]) -> None:
+        """Approve, Reject and Retire act on every selected row when each qualifies; the
+        other actions take one memory at a time (``ui.batch_actions.button_states``)."""
+        for name, (enabled, tooltip) in button_states(records, busy=self._busy).items():
+            self.buttons[name].setEnabled(enabled)
+            self.buttons[name].setToolTip(tooltip)
+
+    def _several_selected(self) -> bool:
+        view = self.views.get(self.tabs.currentIndex())
+        return view is not None and len(view.selectionModel().selectedRows(0)) > 1
+
+    def selected_records(self) -> list[dict[str, Any]]:
+        """The rows selected in the list in view, top to bottom (as listed)."""
+        view = self.views.get(self.tabs.currentIndex())
+        if view is None:
+            return []
+        rows = sorted(view.selectionModel().selectedRows(0), key=lambda i: i.row())
+        records = [index.data(RECORD_ROLE) for index in rows]
+        return [dict(r) for r in records if isinstance(r, dict)]
+
+    def _row_buttons(self) -> list[QtWidgets.QPushButton]:
+        return list(self.buttons.values())
 
     def _update_tooltips(self, status: str | None) -> None:
         """What each button does, or why it is disabled."""
@@ -451,20 +533,26 @@ class ReviewWindow(QtWidgets.QMainWindow):
         return self.current_status() == "proposed" or bool(record.get("pending_change"))
 
     def approve(self) -> None:
-        if self._decidable() and (record := self._target()) is not None:
-            self._start("review.approve", lambda: self.owner_actions.approve(record))
+        if self._several_selected():
+            self._start_batch("review.approve", decidable_row)
+        elif self._decidable() and (record := self._target()) is not None:
+            self._start("review.approve", lambda: self.owner_actions.approve(record), record=record)
 
     def edit_and_approve(self) -> None:
         if self.current_status() == "proposed" and (record := self._target()) is not None:
             self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
 
     def reject(self) -> None:
-        if self._decidable() and (record := self._target()) is not None:
-            self._start("review.reject", lambda: self.owner_actions.reject(record))
+        if self._several_selected():
+            self._start_batch("review.reject", decidable_row)
+        elif self._decidable() and (record := self._target()) is not None:
+            self._start("review.reject", lambda: self.owner_actions.reject(record), record=record)
 
     def retire(self) -> None:
-        if self.current_status() == "active" and (record := self._target()) is not None:
-            self._start("memory.retire", lambda: self.owner_actions.retire(record))
+        if self._several_selected():
+            self._start_batch("memory.retire", lambda r: r.get("status") == "active")
+        elif self.current_status() == "active" and (record := self._target()) is not None:
+            self._start("memory.retire", lambda: self.owner_actions.retire(record), record=record)
 
     def purge(self) -> None:
         if self.current_status() not in (None, "purged") and (record := self._target()) is not None:
@@ -483,15 +571,79 @@ class ReviewWindow(QtWidgets.QMainWindow):
             return None
         return dict(record)
 
-    def _start(self, action: str, work: Work) -> None:
+    def _start(self, action: str, work: Work, *, record: dict[str, Any] | None = None) -> None:
         """One owner action at a time, on the record shown when it was asked for."""
         if self._busy:
             return
         self._busy = True
+        self.undo_bar.dismiss()  # a new action keeps the last one
         self._update_buttons()
-        self._tasks.spawn(self._run_action(action, work))
+        self._tasks.spawn(self._run_action(action, work, record))
 
-    async def _run_action(self, action: str, work: Work) -> None:
+    def _start_batch(self, action: str, qualifies: Callable[[dict[str, Any]], bool]) -> None:
+        """Several selected records, each its own owner action (``ui.batch_actions``)."""
+        records = self.selected_records()
+        if self._busy or not records or not all(qualifies(r) for r in records):
+            return
+        self._busy = True
+        self.undo_bar.dismiss()
+        self._update_buttons()
+        self._tasks.spawn(self._run_batch(action, records))
+
+    async def _run_batch(self, action: str, records: list[dict[str, Any]]) -> None:
+        try:
+            result = await self.batch_actions.run(action, records)
+        finally:
+            self._busy = False
+            self._update_buttons()
+            self.action_finished.emit(action)
+        if result is None:  # the owner cancelled the dialog
+            return
+        self.show_message(result.summary(), error=bool(result.failed))
+        self.batch_done.emit(result)
+        self._offer_undo(action, result)
+
+    def _offer_undo(self, action: str, done: BatchResult) -> None:
+        """Offer to take back what ``done`` wrote (``ui.undo_bar``)."""
+        if not undoable(action, done.done):
+            return
+        pairs = list(done.done)
+        ids = ", ".join(f"#{receipt.get('judgment_id')}" for _, receipt in pairs)
+        single = len(pairs) == 1 and not done.failed
+        text = receipt_line(action, pairs[0][1]) if single else done.summary()
+        self.undo_bar.offer(
+            f"{text} — Undo {UNDOABLE[action]} ({ids})",
+            partial(self._start_undo, action, pairs),
+        )
+
+    def _start_undo(self, action: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        if self._busy:
+            self.show_message("Wait for the action in progress to finish, then undo.")
+            return
+        self._busy = True
+        self._update_buttons()
+        self._tasks.spawn(self._run_undo(action, pairs))
+
+    async def _run_undo(
+        self, action: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]
+    ) -> None:
+        try:
+            receipts = await undo(self._bridge, action, pairs)
+        except MamaError as exc:
+            log.info("undo of %s refused: %s: %s", action, exc.code, exc.message)
+            self.show_message(f"Could not undo: {exc.message}", error=True)
+            return
+        finally:
+            self._busy = False
+            self._update_buttons()
+        last = receipts[-1] if receipts else {}
+        self.show_message(
+            f"Undone: {len(pairs)} {'action' if len(pairs) == 1 else 'actions'} taken back · "
+            f"event {last.get('event_id')}"
+        )
+        self.undone.emit(action, receipts)
+
+    async def _run_action(self, action: str, work: Work, record: dict[str, Any] | None) -> None:
         try:
             receipt = await work()
         except MamaError as exc:
@@ -507,6 +659,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
             return
         self.show_message(receipt_line(action, receipt))
         self.action_done.emit(action, receipt)
+        if record is not None:
+            self._offer_undo(action, BatchResult(action, [(record, receipt)]))
 
     # --- messages and closing ---------------------------------------------------------
 

@@ -1,18 +1,49 @@
-"""Table views as the review window uses them: whole rows, one at a time, read-only."""
+"""Table views as the review window uses them: whole rows, sortable by any column,
+read-only, with columns as wide as what they show."""
 
 from __future__ import annotations
 
-from ui.qt import QtCore, QtGui, QtWidgets
+from collections.abc import Sequence
 
-COLUMN_WIDTHS = (44, 84, 0, 110, 80, 120)
-"""Pixels per column; 0 stretches (the summary)."""
+from ui.models import SORT_ROLE
+from ui.qt import Qt, QtCore, QtGui, QtWidgets
+from ui.words import local_time
+
+SAMPLE_TIME = "2026-12-31T23:59:00+00:00"
+"""A stored time whose local rendering is as wide as any the lists show."""
 
 
-def make_table_view(model: QtCore.QAbstractItemModel, name: str) -> QtWidgets.QTableView:
-    """A read-only, row-selecting view over ``model``."""
+def time_sample() -> str:
+    """The widest local time a list shows (the zone's name included)."""
+    return local_time(SAMPLE_TIME) + "  "
+
+
+def judgment_samples() -> tuple[str, ...]:
+    """What the judgment columns hold at their widest; "" stretches (the summary)."""
+    return ("00000", "preference", "", "project:name", "contradicted", time_sample())
+
+
+COLUMN_PADDING = 24
+"""Pixels beside a column's text (margins, the sort arrow)."""
+
+
+def make_table_view(
+    model: QtCore.QAbstractItemModel,
+    name: str,
+    samples: Sequence[str] | None = None,
+) -> QtWidgets.QTableView:
+    """A read-only, row-selecting view over ``model`` behind a sorting proxy.
+
+    ``samples`` are the widest texts of each column ("" stretches that column);
+    a header click sorts by the column's ``SORT_ROLE`` (stably, keeping the
+    selection), a third click returns to the list's own order."""
     view = QtWidgets.QTableView()
     view.setObjectName(name)
-    view.setModel(model)
+    proxy = QtCore.QSortFilterProxyModel(view)
+    proxy.setObjectName(f"{name}_sort")
+    proxy.setSortRole(SORT_ROLE)
+    proxy.setSourceModel(model)
+    view.setModel(proxy)
     view.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -30,15 +61,32 @@ def make_table_view(model: QtCore.QAbstractItemModel, name: str) -> QtWidgets.QT
     view.setPalette(palette)
     view.setWordWrap(False)
     view.verticalHeader().setVisible(False)
-    view.verticalHeader().setDefaultSectionSize(24)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
     header = view.horizontalHeader()
     header.setHighlightSections(False)
     header.setStretchLastSection(False)
-    for column, width in enumerate(COLUMN_WIDTHS):
-        if width:
-            view.setColumnWidth(column, width)
-    header.setSectionResizeMode(2, QtWidgets.QHeaderView.ResizeMode.Stretch)
+    header.setSortIndicatorClearable(True)
+    header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    view.setSortingEnabled(True)
+    size_columns(view, judgment_samples() if samples is None else samples)
     return view
+
+
+def size_columns(view: QtWidgets.QTableView, samples: Sequence[str]) -> None:
+    """Each column as wide as its widest sample or its title, at the view's font (so at
+    any scale); the column with an empty sample takes the rest."""
+    metrics = view.fontMetrics()
+    header = view.horizontalHeader()
+    model = view.model()
+    for column, sample in enumerate(samples):
+        if column >= model.columnCount():
+            break
+        if not sample:
+            header.setSectionResizeMode(column, QtWidgets.QHeaderView.ResizeMode.Stretch)
+            continue
+        title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
+        width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(title))
+        view.setColumnWidth(column, width + COLUMN_PADDING)
 
 
 def select_row(view: QtWidgets.QTableView, row: int) -> None:
@@ -50,3 +98,19 @@ def select_row(view: QtWidgets.QTableView, row: int) -> None:
     )
     view.selectionModel().setCurrentIndex(index, flags)
     view.scrollTo(index)
+
+
+def source_row(view: QtWidgets.QTableView, index: QtCore.QModelIndex) -> int:
+    """The row of the view's ``index`` in the model under the sorting proxy."""
+    model = view.model()
+    if isinstance(model, QtCore.QSortFilterProxyModel):
+        return model.mapToSource(index).row()
+    return index.row()
+
+
+def view_row(view: QtWidgets.QTableView, row: int, source: QtCore.QAbstractItemModel) -> int:
+    """Where the model's ``row`` is shown in the (possibly sorted) view."""
+    model = view.model()
+    if isinstance(model, QtCore.QSortFilterProxyModel):
+        return model.mapFromSource(source.index(row, 0)).row()
+    return row

@@ -41,6 +41,8 @@ class Tray(QtCore.QObject):
     """The icon, tooltip or menu changed (state or count)."""
     availability_changed = Signal(bool)
     """The desktop's system tray appeared (True) or went away (False)."""
+    message_clicked = Signal()
+    """The owner clicked the last notification."""
 
     system_tray_available: Callable[[], bool] = staticmethod(
         QtWidgets.QSystemTrayIcon.isSystemTrayAvailable
@@ -86,6 +88,7 @@ class Tray(QtCore.QObject):
         self.icon = QtWidgets.QSystemTrayIcon(self)
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
+        self.icon.messageClicked.connect(self.message_clicked)
         self._redraw()
 
     # --- state ------------------------------------------------------------------

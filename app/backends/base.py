@@ -15,8 +15,8 @@ from mama_core.errors import MamaError
 
 if TYPE_CHECKING:
     from app.backends.tools import ToolBox, ToolSpec
-    from app.runtime.evidence import Delivered
-    from app.runtime.mailbox import InputKind
+    from app.durable.evidence import Delivered
+    from app.durable.mailbox import InputKind
 
 
 @dataclass(frozen=True)

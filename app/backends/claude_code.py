@@ -32,8 +32,8 @@ from app.backends.mcp_bridge import TOKEN_ENV
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.tools import ToolBox, ToolSpec
 from app.backends.transcripts import forget_claude_transcripts
-from app.runtime.state import delete_state, get_state, set_state
-from app.runtime.transaction import RuntimeDb
+from app.durable.state import delete_state, get_state, set_state
+from app.durable.transaction import RuntimeDb
 
 log = logging.getLogger(__name__)
 

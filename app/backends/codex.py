@@ -28,8 +28,8 @@ from app.backends.base import BackendError, BackendUnavailableError, TurnReply, 
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.tools import ToolBox, ToolSpec
 from app.backends.transcripts import forget_codex_transcripts
-from app.runtime.state import delete_state, get_state, set_state
-from app.runtime.transaction import RuntimeDb
+from app.durable.state import delete_state, get_state, set_state
+from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ from typing import Any
 
 from app.backends.base import TurnReply, TurnRequest
 from app.backends.tools import ToolBox, ToolSpec, tool_name
-from app.runtime.cards import record_body
-from app.runtime.evidence import Delivered
-from app.runtime.mailbox import InputKind
+from app.cards import record_body
+from app.durable.evidence import Delivered
+from app.durable.mailbox import InputKind
 from mama_core.model import GUIDANCE_KINDS, Kind
 
 KINDS = [k.value for k in Kind]

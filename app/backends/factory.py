@@ -15,7 +15,7 @@ from pathlib import Path
 
 from app.backends.base import AgentBackend, BackendUnavailableError
 from app.backends.command_mode import CommandModeBackend
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 
 BACKENDS = ("command", "claude", "codex", "local")

@@ -139,9 +139,9 @@ def _agent(obj: CliContext, report: DoctorReport) -> str | None:
     """The agent backend, whether a runtime serves this folder, and Telegram's set-up;
     returns what keeps the backend from running here (a CLI not installed), if anything."""
     from app.backends.factory import backend_problem, make_backend
-    from app.runtime.host import runtime_running
-    from app.runtime.state import stored_pause
-    from app.runtime.transaction import RuntimeDb
+    from app.durable.state import stored_pause
+    from app.durable.transaction import RuntimeDb
+    from app.host import runtime_running
     from app.telegram.config import ENV_TOKEN, telegram_token
     from app.telegram.pairing import Pairing
 

@@ -20,7 +20,7 @@ def daemon(obj: CliContext, as_json: bool) -> None:
 
     With --json the ready line is a JSON object.
     """
-    from app.runtime.daemon import run_daemon
+    from app.daemon import run_daemon
 
     run_daemon(obj.paths, obj.settings, as_json)
 
@@ -35,11 +35,11 @@ def telegram() -> None:
 @click.pass_obj
 def pair_code(obj: CliContext, as_json: bool) -> None:
     """Show a one-time code; send /pair CODE to the bot within ten minutes."""
-    from app.runtime.transaction import RuntimeDb
+    from app.durable.schema import open_runtime_db
     from app.telegram.pairing import CODE_TTL, Pairing
 
     store = obj.store()
-    db = RuntimeDb(store.reader(), store.path)
+    db = open_runtime_db(store)
     try:
         code = Pairing(db).new_code()
     finally:
@@ -58,11 +58,11 @@ def pair_code(obj: CliContext, as_json: bool) -> None:
 @click.pass_obj
 def unpair(obj: CliContext, as_json: bool) -> None:
     """Unpair the Telegram chat (and tell it so); then a new code can pair another."""
-    from app.runtime.transaction import RuntimeDb
+    from app.durable.schema import open_runtime_db
     from app.telegram.pairing import Pairing
 
     store = obj.store()
-    db = RuntimeDb(store.reader(), store.path)
+    db = open_runtime_db(store)
     try:
         old = Pairing(db).unpair()
     finally:
@@ -144,12 +144,12 @@ def agent_resume(obj: CliContext, as_json: bool) -> None:
 
 
 def _set_paused(obj: CliContext, paused: bool, as_json: bool) -> None:
-    from app.runtime.host import runtime_running
-    from app.runtime.state import store_pause
-    from app.runtime.transaction import RuntimeDb
+    from app.durable.schema import open_runtime_db
+    from app.durable.state import store_pause
+    from app.host import runtime_running
 
     store = obj.store()
-    db = RuntimeDb(store.reader(), store.path)
+    db = open_runtime_db(store)
     try:
         store_pause(db, paused)
     finally:

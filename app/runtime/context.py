@@ -13,10 +13,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from app.runtime.evidence import Delivered, split_evidence
-from app.runtime.mailbox import ClaimedInput, InputKind, Mailbox
-from app.runtime.state import get_state, set_state
-from app.runtime.transaction import RuntimeDb
+from app.durable.evidence import Delivered, split_evidence
+from app.durable.mailbox import ClaimedInput, InputKind, Mailbox
+from app.durable.state import get_state, set_state
+from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.guidance import render_delta, render_index
 from mama_core.memory import Engine, Grant, SessionFacts

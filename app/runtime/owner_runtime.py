@@ -33,12 +33,10 @@ from app.backends.base import (
 )
 from app.backends.command_mode import CommandModeBackend
 from app.backends.tools import ToolBox, agent_tools
-from app.runtime.channel import OwnerChannel
-from app.runtime.clock import Clock, SystemClock
-from app.runtime.context import ContextBuilder, ContextSettings
-from app.runtime.forgetting import purge_since_watch, watch_from
-from app.runtime.journal import DeliveryJournal
-from app.runtime.mailbox import (
+from app.durable.clock import Clock, SystemClock
+from app.durable.forgetting import purge_since_watch, watch_from
+from app.durable.journal import DeliveryJournal
+from app.durable.mailbox import (
     ClaimedInput,
     InputKind,
     InputState,
@@ -47,10 +45,13 @@ from app.runtime.mailbox import (
     Posted,
     StaleClaimError,
 )
-from app.runtime.proposals import ProposalFeed
+from app.durable.proposals import ProposalFeed
+from app.durable.schema import open_runtime_db
+from app.durable.state import store_pause, stored_pause
+from app.durable.transaction import RuntimeDb
+from app.runtime.channel import OwnerChannel
+from app.runtime.context import ContextBuilder, ContextSettings
 from app.runtime.sender import Sender
-from app.runtime.state import store_pause, stored_pause
-from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.memory.ownership import PROPOSABLE_ACTIONS
@@ -101,7 +102,7 @@ class OwnerRuntime:
         self.settings = settings or RuntimeSettings()
         self.clock: Clock = clock or SystemClock()
         self._owns_db = db is None
-        self.db = db or RuntimeDb(store.reader(), store.path)
+        self.db = db or open_runtime_db(store)
         self.mailbox = Mailbox(self.db, self.clock)
         self.journal = DeliveryJournal(self.db, self.clock)
         self.grant = Grant.agent(self.settings.agent_scopes, self.settings.default_scope)
@@ -341,7 +342,7 @@ class OwnerRuntime:
 
     async def _forget_session_after_purge(self) -> None:
         """A purge since the conversation began: it may hold the erased text, so end it,
-        delete its transcripts and start afresh (see ``app.runtime.forgetting``)."""
+        delete its transcripts and start afresh (see ``app.durable.forgetting``)."""
         head = await self.run_db(purge_since_watch, self.db, self.backend.name)
         if head is None:
             return

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from app.runtime.cards import card_text
+from app.cards import card_text
+from app.durable.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,
@@ -22,7 +23,6 @@ from app.runtime.channel import (
     OutgoingMessage,
     OwnerChannel,
 )
-from app.runtime.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
 
 log = logging.getLogger(__name__)
 

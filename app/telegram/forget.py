@@ -23,9 +23,9 @@ from typing import Any
 from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import TelegramError
 
-from app.runtime.clock import unstamp
+from app.durable.clock import unstamp
+from app.durable.transaction import RuntimeDb
 from app.runtime.owner_runtime import OwnerRuntime, owner_facts
-from app.runtime.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant
 

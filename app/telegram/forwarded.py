@@ -22,7 +22,7 @@ from telegram import (
     User,
 )
 
-from app.runtime.evidence import Delivered
+from app.durable.evidence import Delivered
 
 
 @dataclass(frozen=True)

@@ -64,16 +64,16 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from app.runtime.cards import card_text, record_text
+from app.cards import card_text, record_text
+from app.durable.clock import Clock
+from app.durable.evidence import evidence_meta, evidence_text
+from app.durable.mailbox import InputKind, NewInput
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,
     DeliveryUncertain,
     OutgoingMessage,
 )
-from app.runtime.clock import Clock
-from app.runtime.evidence import evidence_meta, evidence_text
-from app.runtime.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, owner_facts
 from app.telegram.forget import CALLBACK_PREFIX as FORGET_PREFIX
 from app.telegram.forget import ForgetFlow

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from app.runtime.clock import Clock, SystemClock, stamp, unstamp
-from app.runtime.transaction import RuntimeDb
+from app.durable.clock import Clock, SystemClock, stamp, unstamp
+from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.store.connection import Connection
 

@@ -8,10 +8,16 @@ shipped migrations in memory and comparing the two, object by object.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
-from mama_core.store.migrations import load_migrations, schema_version
+from mama_core.store.migrations import (
+    MigrationSeries,
+    load_migrations,
+    schema_version,
+    series_version,
+)
 from mama_core.store.secret import SEAL_FUNCTION
 
 SchemaObjects = dict[tuple[str, str], str]
@@ -28,8 +34,11 @@ def schema_objects(conn: Connection) -> SchemaObjects:
     return {(str(t), str(n)): _SPACE.sub(" ", str(sql or "")).strip() for t, n, sql in rows}
 
 
-def expected_objects(version: int) -> SchemaObjects:
-    """What the migrations up to ``version`` create, built in a throwaway in-memory database."""
+def expected_objects(
+    version: int, series: Mapping[MigrationSeries, int] | None = None
+) -> SchemaObjects:
+    """What the migrations up to ``version`` create, then those of each ``series`` up to
+    its version, built in a throwaway in-memory database."""
     conn = sqlcipher.connect(":memory:", isolation_level=None)
     try:
         conn.create_function(SEAL_FUNCTION, -1, lambda *_v: "")
@@ -37,15 +46,22 @@ def expected_objects(version: int) -> SchemaObjects:
             if migration.version > version:
                 break
             conn.executescript(migration.sql)
+        for owner, owner_version in (series or {}).items():
+            for migration in load_migrations(owner.package):
+                if migration.version <= owner_version:
+                    conn.executescript(migration.sql)
         return schema_objects(conn)
     finally:
         conn.close()
 
 
-def schema_problems(conn: Connection) -> list[str]:
-    """Each difference between the store's schema and the one its migrations make."""
+def schema_problems(conn: Connection, series: Sequence[MigrationSeries] = ()) -> list[str]:
+    """Each difference between the store's schema and the one its migrations make (the
+    core's, and those of ``series`` at the versions the store records)."""
     actual = schema_objects(conn)
-    expected = expected_objects(schema_version(conn))
+    expected = expected_objects(
+        schema_version(conn), {owner: series_version(conn, owner) for owner in series}
+    )
     problems: list[str] = []
     for (kind, name), sql in sorted(expected.items()):
         if (kind, name) not in actual:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         Error,
         IntegrityError,
         OperationalError,
+        complete_statement,
         connect,
     )
 else:
@@ -27,6 +28,7 @@ else:
         Error,
         IntegrityError,
         OperationalError,
+        complete_statement,
         connect,
     )
 
@@ -37,5 +39,6 @@ __all__ = [
     "Error",
     "IntegrityError",
     "OperationalError",
+    "complete_statement",
     "connect",
 ]

@@ -107,7 +107,7 @@ class Store:
         if current == latest:
             return
         if current > 0:
-            self.backups.append(self._copy_aside(current))
+            self._copy_aside(current)
         try:
             apply_migrations(self.conn, migrations)
             if current == 0:
@@ -122,15 +122,21 @@ class Store:
 
     def _copy_aside(self, version: int) -> Path:
         """Copy the (checkpointed) file into ``backups/`` before a migration."""
+        return self.copy_aside(f"v{version}", self.conn)
+
+    def copy_aside(self, label: str, conn: Connection) -> Path:
+        """Copy the file, checkpointed through ``conn``, into ``backups/`` as
+        ``<name>.<label>.<time>.bak``: before a migration (the core's, or a series')."""
         try:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             folder = self.path.parent / BACKUP_DIR_NAME
             folder.mkdir(exist_ok=True)
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            target = folder / f"{self.path.name}.v{version}.{stamp}.bak"
+            target = folder / f"{self.path.name}.{label}.{stamp}.bak"
             shutil.copy2(self.path, target)
         except (OSError, sqlcipher.Error) as exc:
             raise translate_error(exc, self.path) from exc
+        self.backups.append(target)
         return target
 
     def _unlock_secret(self) -> None:

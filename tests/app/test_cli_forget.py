@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.runtime.mailbox import record_observation
+from app.durable.mailbox import record_observation
 from mama_core.store import DbKey, Store
 from tests.app.runtime.support import MAMA
 from tests.app.test_cli_store_errors import assert_one_line_error, run_mama

@@ -18,8 +18,8 @@ import pytest
 import sqlcipher3
 
 from app.chain_anchor import FileAnchorKeeper, anchor_path
-from app.runtime.mailbox import InputKind, Mailbox, NewInput
-from app.runtime.transaction import RuntimeDb
+from app.durable.mailbox import InputKind, Mailbox, NewInput
+from app.durable.transaction import RuntimeDb
 from mama_core.embeddings.base import Embedder
 from mama_core.memory import Engine, EngineConfig, verify_store
 from mama_core.memory.coverage import listed_tables

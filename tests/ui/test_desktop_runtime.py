@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from app.host import LOCK_FILE_NAME
 from app.paths import Paths
-from app.runtime.host import LOCK_FILE_NAME
 from app.settings import Settings
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts

@@ -267,7 +267,7 @@ def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
     store: Store, tmp_path: Path
 ) -> None:
     from app.backends.factory import UnknownBackendError, make_backend
-    from app.runtime.transaction import RuntimeDb
+    from app.durable.transaction import RuntimeDb
     from ui.settings_dialog import AGENT_BACKENDS
 
     db = RuntimeDb(store.reader(), store.path)

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from app.backends.claude_code import ClaudeCodeBackend, ClaudeSettings
-from app.runtime.mailbox import InputKind, NewInput
+from app.durable.mailbox import InputKind, NewInput
+from app.durable.transaction import RuntimeDb
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
-from app.runtime.transaction import RuntimeDb
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import Store
 from tests.app.backends.fake_anthropic import (

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 from app.telegram.pairing import Pairing
 from mama_core.store import DbKey, Store
 from tests.app.backends.fake_anthropic import FakeAnthropic, text

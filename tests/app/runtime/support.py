@@ -15,8 +15,8 @@ import pytest
 
 from app.backends.base import TurnReply, TurnRequest
 from app.backends.tools import ToolBox, ToolSpec
+from app.durable.transaction import RuntimeDb
 from app.runtime.channel import DeliveryRetry, OutgoingMessage
-from app.runtime.transaction import RuntimeDb
 from mama_core.embeddings import Embedder, load_embedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store

@@ -3,9 +3,9 @@ content wrapped as untrusted evidence it cannot break out of."""
 
 from __future__ import annotations
 
+from app.durable.mailbox import ClaimedInput, InputKind, Mailbox, NewInput
+from app.durable.transaction import RuntimeDb
 from app.runtime.context import EVIDENCE_CLOSE, ContextBuilder, render_input, wrap_evidence
-from app.runtime.mailbox import ClaimedInput, InputKind, Mailbox, NewInput
-from app.runtime.transaction import RuntimeDb
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from tests.app.runtime.support import ManualClock
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from app.host import LOCK_FILE_NAME, RuntimeBusyError, RuntimeHost
 from app.paths import Paths
-from app.runtime.host import LOCK_FILE_NAME, RuntimeBusyError, RuntimeHost
 from app.settings import Settings
 from mama_core.memory import Engine
 from mama_core.store import Store
@@ -157,9 +157,9 @@ def test_a_pause_set_elsewhere_reaches_the_running_agent(
     tmp_path: Path, engine: Engine, store: Store
 ) -> None:
     """`mama agent pause` beside a running daemon: the flag in the store is followed."""
+    from app.durable.state import PAUSED_KEY, delete_state, set_state
+    from app.durable.transaction import RuntimeDb
     from app.runtime.owner_runtime import RuntimeSettings
-    from app.runtime.state import PAUSED_KEY, delete_state, set_state
-    from app.runtime.transaction import RuntimeDb
 
     async def main() -> list[bool]:
         paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")

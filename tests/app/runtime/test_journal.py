@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.runtime.journal import DeliveryJournal, DeliveryKind, DeliveryState
-from app.runtime.mailbox import InputKind, Mailbox, NewInput
-from app.runtime.transaction import RuntimeDb
+from app.durable.journal import DeliveryJournal, DeliveryKind, DeliveryState
+from app.durable.mailbox import InputKind, Mailbox, NewInput
+from app.durable.transaction import RuntimeDb
 from mama_core.store import Store
 from tests.app.runtime.support import ManualClock
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.runtime.mailbox import (
+from app.durable.mailbox import (
     MAX_ATTEMPTS,
     RETRY_DELAYS,
     InputKind,
@@ -15,7 +15,7 @@ from app.runtime.mailbox import (
     NewInput,
     StaleClaimError,
 )
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 from mama_core.store import Store
 from tests.app.runtime.support import ManualClock
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from app.durable.mailbox import InputKind, NewInput
+from app.host import RuntimeHost
 from app.paths import Paths
-from app.runtime.host import RuntimeHost
-from app.runtime.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.settings import Settings
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind

@@ -10,8 +10,8 @@ from typing import Any
 
 from app.backends.base import BackendError
 from app.backends.command_mode import CommandModeBackend
-from app.runtime.journal import DeliveryState
-from app.runtime.mailbox import InputKind, InputState, NewInput
+from app.durable.journal import DeliveryState
+from app.durable.mailbox import InputKind, InputState, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import Store

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.runtime.journal import DeliveryJournal, DeliveryKind
-from app.runtime.proposals import ProposalFeed
-from app.runtime.transaction import RuntimeDb
+from app.durable.journal import DeliveryJournal, DeliveryKind
+from app.durable.proposals import ProposalFeed
+from app.durable.transaction import RuntimeDb
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from tests.app.runtime.support import ManualClock
 

@@ -3,9 +3,9 @@ handed to the agent, a queued reply is not sent; the next one goes on."""
 
 from __future__ import annotations
 
-from app.runtime.journal import DeliveryJournal
-from app.runtime.mailbox import InputKind, InputState, Mailbox, NewInput
-from app.runtime.transaction import RuntimeDb
+from app.durable.journal import DeliveryJournal
+from app.durable.mailbox import InputKind, InputState, Mailbox, NewInput
+from app.durable.transaction import RuntimeDb
 from mama_core.memory import Engine, Grant, SessionFacts
 from tests.app.runtime.support import ManualClock
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli.main import cli
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 from app.telegram.pairing import (
     CODE_TTL,
     LOCKOUT,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.backends.command_mode import CommandModeBackend
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 from app.telegram.gateway import UNPAIRED_NOTICE
 from app.telegram.pairing import MAX_WRONG_CODES, write_owner
 from mama_core.memory import Engine

@@ -21,9 +21,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from app.runtime.clock import Clock, SystemClock, stamp, unstamp
-from app.runtime.mailbox import record_observation
-from app.runtime.transaction import RuntimeDb
+from app.durable.clock import Clock, SystemClock, stamp, unstamp
+from app.durable.mailbox import record_observation
+from app.durable.transaction import RuntimeDb
 
 
 class DeliveryKind(StrEnum):

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 from filelock import FileLock, Timeout
 
 from app.backends.factory import backend_problem, make_backend
+from app.durable.schema import open_runtime_db
+from app.durable.transaction import RuntimeDb
 from app.paths import Paths
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
-from app.runtime.transaction import RuntimeDb
 from app.settings import Settings
 from app.telegram.config import api_url, telegram_token
 from mama_core.errors import MamaError
@@ -134,7 +135,7 @@ class RuntimeHost:
     async def _start_locked(self) -> None:
         # Off the loop: a new SQLCipher connection may derive a key, and the keyring
         # may search its backends — either can take a noticeable moment.
-        db = await asyncio.to_thread(lambda: RuntimeDb(self.store.reader(), self.store.path))
+        db = await asyncio.to_thread(open_runtime_db, self.store)
         self._db = db
         backend = make_backend(
             self.settings.agent_backend,

@@ -18,10 +18,10 @@ import sys
 from collections.abc import Callable
 
 from app.chain_anchor import FileAnchorKeeper
+from app.host import RuntimeHost
 from app.keys import resolve_key
 from app.logs import setup_file_logging
 from app.paths import Paths
-from app.runtime.host import RuntimeHost
 from app.settings import Settings
 from mama_core.embeddings import load_embedder
 from mama_core.memory import Engine, EngineConfig

@@ -13,9 +13,9 @@ of cards — they wait in the tray's review window.
 
 from __future__ import annotations
 
-from app.runtime.journal import DeliveryJournal
-from app.runtime.state import get_state, set_state
-from app.runtime.transaction import RuntimeDb
+from app.durable.journal import DeliveryJournal
+from app.durable.state import get_state, set_state
+from app.durable.transaction import RuntimeDb
 
 CURSOR_KEY = "proposal_cursor"
 CHANGE_CURSOR_KEY = "change_proposal_cursor"

@@ -12,7 +12,7 @@ watching from the current head.
 
 from __future__ import annotations
 
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 from mama_core.store.connection import Connection
 
 WATCH_PREFIX = "purge_watch:"

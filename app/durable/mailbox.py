@@ -12,7 +12,7 @@ is released at start-up, so the input is delivered again — once per crash,
 and never past the same limit.
 
 All SQL, no transport: each operation is one ``BEGIN IMMEDIATE`` on the
-runtime's own connection (see ``app.runtime.transaction``).
+runtime's own connection (see ``app.durable.transaction``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from app.runtime.clock import Clock, SystemClock, stamp, unstamp
-from app.runtime.evidence import EVIDENCE_KEY, Delivered, delivered_as
-from app.runtime.transaction import RuntimeDb
+from app.durable.clock import Clock, SystemClock, stamp, unstamp
+from app.durable.evidence import EVIDENCE_KEY, Delivered, delivered_as
+from app.durable.transaction import RuntimeDb
 from mama_core.store.connection import Connection
 
 RETRY_DELAYS: tuple[timedelta, ...] = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.runtime.transaction import RuntimeDb
+from app.durable.transaction import RuntimeDb
 
 
 def get_state(db: RuntimeDb, key: str) -> str | None:

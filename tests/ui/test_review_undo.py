@@ -1,0 +1,299 @@
+"""Undo after Approve, Reject and Retire: the bar offers it for a while (the time is
+injected, so no test waits for it), a click or Ctrl+Z takes the action back as one more
+owner action with its own event, and nothing is deleted or edited. And a click on the
+tray's notification of a new proposal opens that proposal."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.paths import Paths
+from mama_core.memory import Engine
+from mama_core.store import Store
+from tests.ui.conftest import (
+    agent_propose,
+    events_of,
+    owner_save,
+    save_artifact,
+    status_of,
+    wait_signal,
+    wait_until,
+)
+from tests.ui.test_desktop import keyed, run_desktop, seeded
+from tests.ui.test_review_tables import click_row, shown_ids
+from tests.ui.test_review_window import act, bridge, drive, fill_dialog
+from ui.bridge import EngineBridge
+from ui.desktop import Desktop
+from ui.qt import Qt, QtWidgets
+from ui.review_window import TAB_ALL, TAB_PROPOSED, ReviewWindow
+from ui.table_state import STATE_FILE
+from ui.undo_bar import UNDO_REASON
+
+__all__ = ["bridge", "keyed", "seeded"]
+
+LEFT = Qt.MouseButton.LeftButton
+CTRL = Qt.KeyboardModifier.ControlModifier
+NEVER_MS = 10 * 60 * 1000
+"""An undo time no test reaches: the bar waits for the test's click."""
+
+
+def window_with(
+    bridge: EngineBridge, loop: asyncio.AbstractEventLoop, undo_ms: int
+) -> Iterator[ReviewWindow]:
+    made = ReviewWindow(bridge, undo_ms=undo_ms)
+    made.show()
+    try:
+        yield made
+    finally:
+        loop.run_until_complete(made.aclose())
+        made.close()
+        made.deleteLater()
+
+
+@pytest.fixture
+def window(
+    bridge: EngineBridge, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> Iterator[ReviewWindow]:
+    yield from window_with(bridge, loop, NEVER_MS)
+
+
+@pytest.fixture
+def hasty_window(
+    bridge: EngineBridge, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> Iterator[ReviewWindow]:
+    yield from window_with(bridge, loop, 1)
+
+
+async def undo_with(window: ReviewWindow, trigger: Any) -> tuple[str, list[dict[str, Any]]]:
+    undone = asyncio.ensure_future(wait_signal(window.undone))
+    trigger()
+    action, receipts = await undone
+    await wait_until(lambda: window.settled, window.lists_updated)
+    return action, receipts
+
+
+async def activate(window: ReviewWindow) -> None:
+    """Make ``window`` the active one again (after a dialog), as the owner's click does."""
+    app = QtWidgets.QApplication.instance()
+    assert isinstance(app, QtWidgets.QApplication)
+    window.activateWindow()
+    await wait_until(window.isActiveWindow, app.focusWindowChanged)
+
+
+def actions_of(store: Store, judgment_id: int) -> list[str]:
+    return [event["action"] for event in events_of(store, judgment_id)]
+
+
+def test_undo_an_approve_retires_it_with_its_own_event(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    proposal = agent_propose(engine, "Answer in short paragraphs")
+    other = agent_propose(engine, "Use metric units", applies_when="giving measurements")
+
+    async def scenario() -> list[dict[str, Any]]:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        view = window.current_view()
+        click_row(qtbot, view, shown_ids(view).index(proposal))
+        await wait_until(lambda: window.current_record()["id"] == proposal, window.detail_shown)  # type: ignore[index]
+        assert not window.undo_bar.isVisible()
+        await act(window, lambda: qtbot.mouseClick(window.buttons["approve"], LEFT))
+        assert window.undo_bar.isVisible() and window.undo_bar.offering
+        assert "retires it again" in window.undo_bar.label.text()
+        save_artifact(window, "review-undo-bar.png")
+        assert status_of(store, proposal) == "active"
+        action, receipts = await undo_with(
+            window, lambda: qtbot.mouseClick(window.undo_bar.undo_button, LEFT)
+        )
+        assert action == "review.approve"
+        assert not window.undo_bar.isVisible()
+        return receipts
+
+    (receipt,) = drive(loop, window, scenario)
+
+    assert receipt["judgment_id"] == proposal
+    # Appended, never edited: the save and the approve stay, the undo follows them.
+    assert actions_of(store, proposal) == ["memory.save", "review.approve", "memory.retire"]
+    undo_event = events_of(store, proposal)[-1]
+    assert undo_event["id"] == receipt["event_id"]
+    assert undo_event["payload"]["reason"] == UNDO_REASON
+    assert undo_event["actor"]["kind"] == "owner"
+    assert status_of(store, proposal) == "stale"  # shown as "retired": no longer believed
+    assert status_of(store, other) == "proposed"  # control: untouched by the undo
+
+
+def test_ctrl_z_undoes_a_retire_by_saving_it_again(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    rule = owner_save(
+        engine, "Never deploy on Fridays", kind="constraint", applies_when="planning a release"
+    )
+
+    async def scenario() -> list[dict[str, Any]]:
+        window.show_tab(TAB_ALL)
+        await wait_until(lambda: window.current_status() == "active", window.detail_shown)
+        view = window.current_view()
+        view.setFocus()
+        qtbot.keyClick(view, Qt.Key.Key_Z, CTRL)  # control: nothing to undo yet
+        assert actions_of(store, rule) == ["memory.save"]
+        dialog = await fill_dialog(window, window.buttons["retire"].click)
+        dialog.reason.setText("we deploy every day now")  # type: ignore[attr-defined]
+        dialog.forbid.setChecked(True)  # type: ignore[attr-defined]
+        await act(window, dialog.accept)
+        assert status_of(store, rule) == "stale"
+        assert window.undo_bar.isVisible()
+        # The closed dialog was the active window; the owner clicks back into the list.
+        await activate(window)
+        view.setFocus()
+        _, receipts = await undo_with(window, lambda: qtbot.keyClick(view, Qt.Key.Key_Z, CTRL))
+        return receipts
+
+    lift, save = drive(loop, window, scenario)
+
+    # The retire stays in the log; its tombstone is lifted; the rule is believed again
+    # as a new record with the same words, saved by the owner.
+    assert status_of(store, rule) == "stale"
+    assert actions_of(store, rule)[:2] == ["memory.save", "memory.retire"]
+    assert "tombstone_id" in lift
+    restored = int(save["judgment_id"])
+    assert restored != rule and status_of(store, restored) == "active"
+    (event,) = events_of(store, restored)
+    assert event["action"] == "memory.save" and event["actor"]["kind"] == "owner"
+    read = engine.dispatch("memory.read", {"id": restored}, *owner())["record"]
+    assert (read["summary"], read["kind"], read["applies_when"]) == (
+        "Never deploy on Fridays",
+        "constraint",
+        "planning a release",
+    )
+
+
+def test_undo_a_reject_keeps_it(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    proposal = agent_propose(engine, "Answer in short paragraphs")
+
+    async def scenario() -> list[dict[str, Any]]:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        dialog = await fill_dialog(window, lambda: qtbot.keyClick(window, Qt.Key.Key_R))
+        dialog.reason.setText("too terse")  # type: ignore[attr-defined]
+        await act(window, dialog.accept)
+        assert "keeps it" in window.undo_bar.label.text()
+        _, receipts = await undo_with(window, window.undo_bar.undo_button.click)
+        return receipts
+
+    (save,) = drive(loop, window, scenario)
+
+    assert status_of(store, proposal) == "rejected"
+    assert actions_of(store, proposal) == ["memory.save", "review.reject"]
+    assert status_of(store, int(save["judgment_id"])) == "active"
+
+
+def test_several_approved_at_once_are_undone_together(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    ids = [agent_propose(engine, f"Proposal number {n}") for n in range(2)]
+
+    async def scenario() -> list[dict[str, Any]]:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        window.views[TAB_PROPOSED].selectAll()
+        done = asyncio.ensure_future(wait_signal(window.batch_done))
+        qtbot.keyClick(window, Qt.Key.Key_A)
+        await done
+        await wait_until(lambda: window.settled, window.lists_updated)
+        _, receipts = await undo_with(window, window.undo_bar.trigger)
+        return receipts
+
+    receipts = drive(loop, window, scenario)
+
+    assert sorted(r["judgment_id"] for r in receipts) == ids
+    for judgment_id in ids:
+        assert actions_of(store, judgment_id) == [
+            "memory.save",
+            "review.approve",
+            "memory.retire",
+        ]
+
+
+def test_the_undo_goes_when_its_time_runs_out(
+    hasty_window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    window = hasty_window
+    proposal = agent_propose(engine, "Answer in short paragraphs")
+
+    async def scenario() -> None:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        expired = asyncio.ensure_future(wait_signal(window.undo_bar.expired))
+        await act(window, lambda: qtbot.keyClick(window, Qt.Key.Key_A))
+        await expired
+        assert not window.undo_bar.isVisible()
+        await activate(window)  # so that Ctrl+Z would reach the window's shortcut
+        window.current_view().setFocus()
+        qtbot.keyClick(window.current_view(), Qt.Key.Key_Z, CTRL)
+        await wait_until(lambda: window.settled, window.lists_updated)
+
+    drive(loop, window, scenario)
+
+    assert status_of(store, proposal) == "active"
+    assert actions_of(store, proposal) == ["memory.save", "review.approve"]
+
+
+def test_a_click_on_the_new_proposal_notification_opens_it(
+    paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    desktop = Desktop(paths)
+
+    async def scenario() -> tuple[int | None, int]:
+        assert desktop.memory is not None
+        await wait_until(lambda: desktop.tray.waiting == 1, desktop.tray.changed)
+        noted = asyncio.ensure_future(wait_signal(desktop.notified))
+        newer = agent_propose(desktop.memory.engine, "Use metric units", applies_when="measuring")
+        title, _ = await noted
+        assert title == "New proposal to review"
+        assert desktop.window is None
+        loaded = asyncio.ensure_future(wait_signal(desktop.review_loaded))
+        desktop.tray.icon.messageClicked.emit()
+        await loaded
+        window = desktop.window
+        assert window is not None and window.isVisible()
+        # Its layout is kept beside settings.json, never in the encrypted store.
+        assert window.window_state is not None
+        assert window.window_state.path == paths.home / STATE_FILE
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == newer, window.detail_shown
+        )
+        return window.tabs.currentIndex(), newer
+
+    code, (tab, newer) = run_desktop(loop, desktop, scenario)
+    assert code == 0
+    assert tab == TAB_PROPOSED
+    assert newer != seeded["proposal"]  # control: the older proposal was listed first
+
+
+def owner() -> tuple[Any, Any]:
+    from mama_core.memory import Grant, SessionFacts
+
+    return SessionFacts.owner_cli(), Grant.owner()

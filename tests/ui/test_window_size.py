@@ -1,0 +1,76 @@
+"""The review window at any size: it opens within the screen's available area (the
+offscreen screen is 800 x 600, as a 1600 x 1200 screen is at 200 % scaling), every
+button stays reachable there, and its size, splitters and column widths come back
+after a restart from ``window-state.ini`` in the data folder."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from tests.ui.test_review_window import bridge, window
+from ui.bridge import EngineBridge
+from ui.qt import QtCore
+from ui.review_window import TAB_AUDIT, ReviewWindow
+from ui.table_state import STATE_FILE
+
+__all__ = ["bridge", "window"]
+
+
+def test_the_window_fits_the_screen_with_every_button_reachable(
+    window: ReviewWindow, qtbot: QtBot
+) -> None:
+    area = window.screen().availableGeometry()
+    assert area.width() < 1100  # the size the window used to open at, whatever the screen
+    assert area.contains(window.frameGeometry())
+    assert window.minimumSizeHint().width() <= area.width()
+    assert window.minimumSizeHint().height() <= area.height()
+    # Every action button lies whole inside the window, not clipped by the pane.
+    inside = window.rect()
+    for name, button in window.buttons.items():
+        assert button.isVisible(), name
+        top_left = button.mapTo(window, QtCore.QPoint(0, 0))
+        rect = QtCore.QRect(top_left, button.size())
+        assert inside.contains(rect), name
+        assert button.width() >= button.minimumSizeHint().width(), name
+
+
+def test_size_splitter_and_columns_are_remembered(
+    bridge: EngineBridge, qtbot: QtBot, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    state = tmp_path / "home" / STATE_FILE
+
+    first = ReviewWindow(bridge, state_file=state)
+    first.show()
+    default_size = first.size()
+    default_width = first.views[TAB_AUDIT].columnWidth(3)
+    first.resize(700, 420)
+    chosen = first.size()
+    first.splitter.setSizes([400, 200])
+    sizes = first.splitter.sizes()
+    first.views[TAB_AUDIT].setColumnWidth(3, default_width + 77)
+    first.close()
+    assert state.exists()
+    loop.run_until_complete(first.aclose())
+    first.deleteLater()
+
+    again = ReviewWindow(bridge, state_file=state)
+    again.show()
+    try:
+        assert again.size() == chosen
+        assert again.size() != default_size  # control: not just the default again
+        assert again.splitter.sizes() == sizes
+        assert again.views[TAB_AUDIT].columnWidth(3) == default_width + 77
+    finally:
+        loop.run_until_complete(again.aclose())
+        again.close()
+        again.deleteLater()
+
+    fresh = ReviewWindow(bridge, state_file=tmp_path / "elsewhere" / STATE_FILE)
+    try:  # control: another data folder starts from the defaults
+        assert fresh.views[TAB_AUDIT].columnWidth(3) == default_width
+    finally:
+        loop.run_until_complete(fresh.aclose())
+        fresh.deleteLater()

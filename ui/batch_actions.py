@@ -1,0 +1,145 @@
+"""Several records at once: approve, reject or retire each selected one as its own owner
+action — the same catalog call, payload and receipt as the single-record action — and
+then one summary line naming what was done and what was not (and why).
+
+A refusal of one record does not stop or undo the others: each receipt already stands
+in the store when the next call starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mama_core.errors import MamaError
+from ui.qt import QtWidgets
+from ui.review_actions import FORBID_TEXT, VERBS, Receipt, decision_payload, retire_payload
+from ui.review_dialogs import ReasonDialog
+from ui.tasks import await_dialog
+
+if TYPE_CHECKING:
+    from ui.bridge import EngineBridge
+
+BATCH_ACTIONS: tuple[str, ...] = ("review.approve", "review.reject", "memory.retire")
+
+
+@dataclass
+class BatchResult:
+    """What a batch did: each record with its receipt, or with why it was refused."""
+
+    action: str
+    done: list[tuple[dict[str, Any], Receipt]] = field(default_factory=list)
+    failed: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """``Approved 2 of 3: #4, #5 · not done: #6: Judgment 6 is active; …``."""
+        total = len(self.done) + len(self.failed)
+        line = f"{VERBS[self.action]} {len(self.done)} of {total}"
+        if self.done:
+            line += ": " + ", ".join(f"#{record['id']}" for record, _ in self.done)
+        if self.failed:
+            line += " · not done: " + "; ".join(
+                f"#{record['id']}: {message}" for record, message in self.failed
+            )
+        return line
+
+
+class BatchActions:
+    """One question for the whole batch (the reason), then one catalog call per record."""
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        parent: QtWidgets.QWidget,
+        on_dialog: Callable[[QtWidgets.QDialog], None],
+    ) -> None:
+        self._bridge = bridge
+        self._parent = parent
+        self._on_dialog = on_dialog
+
+    async def run(self, action: str, records: list[dict[str, Any]]) -> BatchResult | None:
+        """Do ``action`` on each of ``records``; None when the owner cancelled."""
+        payloads: list[dict[str, Any]]
+        if action == "review.approve":
+            payloads = [decision_payload(record) for record in records]
+        else:
+            asked = await self._ask_reason(action, records)
+            if asked is None:
+                return None
+            reason, forbid = asked
+            if action == "review.reject":
+                payloads = [{**decision_payload(r), "reason": reason} for r in records]
+                if forbid:
+                    for payload in payloads:
+                        payload["forbid_resave"] = True
+            else:
+                payloads = [retire_payload(r, reason, forbid) for r in records]
+        result = BatchResult(action)
+        for record, payload in zip(records, payloads, strict=True):
+            try:
+                receipt = await self._bridge.dispatch(action, payload)
+            except MamaError as exc:
+                result.failed.append((record, exc.message))
+            else:
+                result.done.append((record, receipt))
+        return result
+
+    async def _ask_reason(
+        self, action: str, records: list[dict[str, Any]]
+    ) -> tuple[str, bool] | None:
+        ids = ", ".join(f"#{record['id']}" for record in records)
+        changes = any("change_id" in decision_payload(record) for record in records)
+        if action == "review.reject":
+            title, prompt, ok = "Reject proposals", f"Reject {len(records)}: {ids}", "Reject all"
+        else:
+            title, ok = "Retire memories", "Retire all"
+            prompt = f"Stop believing {len(records)}: {ids}"
+        dialog = ReasonDialog(
+            self._parent,
+            title=title,
+            prompt=prompt,
+            ok_text=ok,
+            forbid_text=None if changes else FORBID_TEXT,
+        )
+        self._on_dialog(dialog)
+        accepted = await await_dialog(dialog) == QtWidgets.QDialog.DialogCode.Accepted
+        values = dialog.values()
+        dialog.deleteLater()
+        return values if accepted else None
+
+
+def decidable_row(record: dict[str, Any]) -> bool:
+    """A listed proposal, or a record listed with a change an agent proposed to it."""
+    return record.get("status") == "proposed" or bool(record.get("pending_change"))
+
+
+def button_states(records: list[dict[str, Any]], *, busy: bool) -> dict[str, tuple[bool, str]]:
+    """Each review button's (enabled, tooltip) while several ``records`` are selected:
+    Approve, Reject and Retire when every one qualifies, the rest one at a time."""
+    count = len(records)
+    decidable = all(decidable_row(r) for r in records)
+    active = all(r.get("status") == "active" for r in records)
+    enabled = {"approve": decidable, "reject": decidable, "retire": active}
+    does = {
+        "approve": f"Approve the {count} selected proposals, each on its own (A)",
+        "reject": f"Reject the {count} selected proposals with one reason (R)",
+        "retire": f"Retire the {count} selected memories with one reason",
+    }
+    why = {
+        "approve": "Some of the selected rows are not proposals",
+        "reject": "Some of the selected rows are not proposals",
+        "retire": "Some of the selected memories are not active",
+        "edit": "Select one proposal to edit and approve it",
+        "purge": "Select one memory to purge it",
+        "lift": "Select one retired memory to lift its tombstone",
+    }
+    states: dict[str, tuple[bool, str]] = {}
+    for name, why_not in why.items():
+        if not busy and enabled.get(name, False):
+            states[name] = (True, does[name])
+        elif busy and name in enabled:
+            states[name] = (False, "Wait for the action in progress to finish")
+        else:
+            states[name] = (False, why_not)
+    return states

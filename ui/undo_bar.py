@@ -1,0 +1,145 @@
+"""Undo, as mail clients offer it: after Approve, Reject or Retire a bar says what was
+done and offers "Undo" for a few seconds (Ctrl+Z does the same while it shows).
+
+The memory is append-only, so an undo never edits or deletes what was written: it is
+one more owner action with its own event and receipt, through verbs the engine has.
+
+- Undoing an **approve** retires the record again (``memory.retire``, status stale,
+  with the reason "approval undone"): it is no longer believed. The engine has no verb
+  that returns an active record to ``proposed``.
+- Undoing a **reject** or a **retire** saves the record's text again as the owner's
+  own memory (``memory.save``, a new active record), after lifting the tombstone that
+  action made, if any (``tombstone.lift``). The engine has no verb that makes a
+  rejected or retired record believed again in place.
+
+A decision on a change an agent proposed to a record (a ``change_id``) is not offered
+an undo: no verb reverses an applied retire, outcome or link of the owner's record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ui.qt import QtCore, QtGui, QtWidgets, Signal
+
+if TYPE_CHECKING:
+    from ui.bridge import EngineBridge
+
+UNDO_MS = 8000
+"""How long the bar offers an undo (Gmail offers 5 to 30 s)."""
+UNDO_REASON = "undone by the owner"
+UNDOABLE: dict[str, str] = {
+    "review.approve": "retires it again",
+    "review.reject": "keeps it as your own memory",
+    "memory.retire": "saves it again as your own memory",
+}
+"""What Undo does after each action, as the bar says it."""
+COPIED_FIELDS = ("kind", "topic", "summary", "details", "applies_when", "steps", "scopes")
+
+Done = list[tuple[dict[str, Any], dict[str, Any]]]
+"""The (record, receipt) pairs an action wrote."""
+
+
+def undoable(action: str, done: Done) -> bool:
+    """Whether an undo is offered for ``done``: a plain approve, reject or retire."""
+    return (
+        action in UNDOABLE
+        and bool(done)
+        and not any(record.get("status") not in ("proposed", "active") for record, _ in done)
+        and not any(record.get("pending_change") for record, _ in done)
+    )
+
+
+def copy_payload(record: dict[str, Any]) -> dict[str, Any]:
+    """A ``memory.save`` of ``record``'s text and shape, as the owner's own."""
+    payload: dict[str, Any] = {}
+    for name in COPIED_FIELDS:
+        value = record.get(name)
+        if value not in (None, "", []):
+            payload[name] = value
+    return payload
+
+
+async def undo(bridge: EngineBridge, action: str, done: Done) -> list[dict[str, Any]]:
+    """Append the owner actions that undo ``done``; their receipts, in order."""
+    receipts: list[dict[str, Any]] = []
+    for record, receipt in done:
+        judgment_id = int(receipt.get("judgment_id") or record["id"])
+        if action == "review.approve":
+            payload = {"id": judgment_id, "reason": UNDO_REASON, "status": "stale"}
+            receipts.append(await bridge.dispatch("memory.retire", payload))
+            continue
+        if receipt.get("tombstone_id") is not None:
+            lift = {"tombstone_id": int(receipt["tombstone_id"]), "reason": UNDO_REASON}
+            receipts.append(await bridge.dispatch("tombstone.lift", lift))
+        receipts.append(await bridge.dispatch("memory.save", copy_payload(record)))
+    return receipts
+
+
+class UndoBar(QtWidgets.QFrame):
+    """A one-line, non-modal bar: what was done, Undo, and a close button."""
+
+    offered = Signal(str)
+    """The bar shows this text with an Undo."""
+    expired = Signal()
+    """The time ran out (or the bar was closed) without an undo."""
+
+    def __init__(self, parent: QtWidgets.QWidget, timeout_ms: int = UNDO_MS) -> None:
+        super().__init__(parent)
+        self.setObjectName("undo_bar")
+        self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
+        self.timeout_ms = timeout_ms
+        self._undo: Callable[[], None] | None = None
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(8, 2, 2, 2)
+        self.label = QtWidgets.QLabel()
+        self.label.setObjectName("undo_text")
+        self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        self.undo_button = QtWidgets.QPushButton("&Undo")
+        self.undo_button.setObjectName("undo_button")
+        self.undo_button.setToolTip("Undo it (Ctrl+Z); the undo is written as its own action")
+        self.undo_button.clicked.connect(self.trigger)
+        layout.addWidget(self.undo_button)
+        self.close_button = QtWidgets.QToolButton()
+        self.close_button.setObjectName("undo_close")
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Keep it and close this bar")
+        self.close_button.setAccessibleName("Close")
+        self.close_button.clicked.connect(self.dismiss)
+        layout.addWidget(self.close_button)
+        self._timer = QtCore.QTimer(self, singleShot=True)
+        self._timer.timeout.connect(self.dismiss)
+        self.shortcut = QtGui.QShortcut(QtGui.QKeySequence.StandardKey.Undo, parent)
+        self.shortcut.activated.connect(self.trigger)
+        self.hide()
+
+    @property
+    def offering(self) -> bool:
+        return self._undo is not None
+
+    def offer(self, text: str, undo: Callable[[], None]) -> None:
+        """Show ``text`` with an Undo that calls ``undo`` (once) until the time runs out."""
+        self._undo = undo
+        self.label.setText(text)
+        self.show()
+        self._timer.start(self.timeout_ms)
+        self.offered.emit(text)
+
+    def trigger(self) -> None:
+        """Undo now, if the bar still offers it."""
+        undo, self._undo = self._undo, None
+        self._timer.stop()
+        self.hide()
+        if undo is not None:
+            undo()
+
+    def dismiss(self) -> None:
+        """Keep what was done: the bar goes, Undo is no longer offered."""
+        offering = self._undo is not None
+        self._undo = None
+        self._timer.stop()
+        self.hide()
+        if offering:
+            self.expired.emit()
