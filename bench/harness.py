@@ -20,7 +20,7 @@ from typing import Any
 from mama_core.embeddings.base import Embedder
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant, SessionFacts
-from mama_core.memory.records import embedding_text
+from mama_core.model import embedding_text
 from mama_core.recall import Recall, VectorCache
 from mama_core.store import DbKey, Store
 

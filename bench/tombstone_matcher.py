@@ -33,9 +33,9 @@ import platformdirs
 
 from mama_core.embeddings import Embedder, load_embedder
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.records import embedding_text
 from mama_core.memory.tombstone_match import difference, near_duplicate
 from mama_core.memory.tombstones import fingerprint
+from mama_core.model import embedding_text
 
 PAIRS = (
     Path(__file__).resolve().parent.parent

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ui.qt import QtCore, Signal, Slot
 
 if TYPE_CHECKING:
-    from mama_core.memory import ChangeSet, Engine
+    from mama_core.memory import Engine
+    from mama_core.model import ChangeSet
     from mama_core.store import Store
     from mama_core.store.connection import Connection
 

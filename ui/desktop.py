@@ -33,7 +33,7 @@ from ui.tray import APP_TITLE, Tray
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mama_core.memory import ChangeSet
+    from mama_core.model import ChangeSet
     from ui.bridge import EngineBridge
     from ui.review_window import ReviewWindow
     from ui.single_instance import SingleInstance

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mama_core.memory.events import ERASED, event_texts
+from mama_core.scope_bindings import bound_scope_names
 from mama_core.store.connection import Connection
 from ui.words import actor_of, status_word
 
@@ -45,11 +46,7 @@ def pending_change_ids(conn: Connection) -> list[int]:
 
 def scope_names(conn: Connection) -> list[str]:
     """Every scope a judgment has been bound to, sorted."""
-    rows = conn.execute(
-        "SELECT DISTINCT s.name FROM scopes s JOIN scope_bindings sb ON sb.scope_id = s.id "
-        "ORDER BY s.name"
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+    return bound_scope_names(conn)
 
 
 def audit_page(

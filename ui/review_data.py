@@ -21,7 +21,7 @@ from ui.queries import scope_names
 from ui.review_lists import ACTIVE_GUIDANCE, ALL_MEMORIES, PROPOSED, RETIRED, JudgmentList
 
 if TYPE_CHECKING:
-    from mama_core.memory import ChangeSet
+    from mama_core.model import ChangeSet
     from ui.bridge import EngineBridge
     from ui.tasks import TaskGroup
 

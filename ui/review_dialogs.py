@@ -10,8 +10,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from mama_core.model import GUIDANCE_KINDS, KINDS
 from ui.qt import Qt, QtWidgets
-from ui.review_lists import GUIDANCE_KINDS, KINDS
 
 
 class ReasonDialog(QtWidgets.QDialog):

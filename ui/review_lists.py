@@ -13,25 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from mama_core.model import GUIDANCE_KIND_NAMES, RETIRED_STATUSES, STATUSES
 from ui.models import JudgmentTableModel
 from ui.qt import QtCore, Signal
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
 
-KINDS: tuple[str, ...] = (
-    "decision",
-    "fact",
-    "preference",
-    "constraint",
-    "lesson",
-    "workflow",
-    "task",
-    "schedule",
-)
-GUIDANCE_KINDS: tuple[str, ...] = ("preference", "constraint", "lesson", "workflow")
-RETIRED_STATUSES: tuple[str, ...] = ("superseded", "stale", "contradicted", "rejected", "purged")
-ALL_STATUSES: tuple[str, ...] = ("proposed", "active", *RETIRED_STATUSES)
 LIST_LIMIT = 200
 """The catalog's largest page; a fuller list says so and asks for a search."""
 
@@ -88,9 +76,9 @@ class ListSpec:
 
 
 PROPOSED = ListSpec(statuses=("proposed",), pending_changes=True)
-ACTIVE_GUIDANCE = ListSpec(statuses=("active",), kinds=GUIDANCE_KINDS)
+ACTIVE_GUIDANCE = ListSpec(statuses=("active",), kinds=GUIDANCE_KIND_NAMES)
 RETIRED = ListSpec(statuses=RETIRED_STATUSES)
-ALL_MEMORIES = ListSpec(statuses=ALL_STATUSES)
+ALL_MEMORIES = ListSpec(statuses=STATUSES)
 
 
 class JudgmentList(QtCore.QObject):

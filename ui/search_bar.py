@@ -7,13 +7,14 @@ not once per key.
 
 from __future__ import annotations
 
+from mama_core.model import KINDS, RETIRED_STATUSES, STATUSES
 from ui.qt import QtCore, QtWidgets, Signal
-from ui.review_lists import ALL_STATUSES, KINDS, RETIRED_STATUSES, ListSpec
+from ui.review_lists import ListSpec
 
 SEARCH_DEBOUNCE_MS = 250
 
 STATUS_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Any status", ALL_STATUSES),
+    ("Any status", STATUSES),
     ("Active", ("active",)),
     ("Proposed", ("proposed",)),
     ("Retired", RETIRED_STATUSES),
@@ -62,7 +63,7 @@ class SearchBar(QtWidgets.QWidget):
         scope = self.scope_filter.currentData()
         return base.with_filters(
             query=self.search.text().strip(),
-            statuses=tuple(self.status_filter.currentData() or ALL_STATUSES),
+            statuses=tuple(self.status_filter.currentData() or STATUSES),
             kinds=None if kind is None else (kind,),
             scopes=None if scope is None else (scope,),
         )

@@ -21,9 +21,9 @@ from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
+from mama_core.model import KINDS, RetireStatus
 
-KINDS = ["decision", "fact", "preference", "constraint", "lesson", "workflow", "task", "schedule"]
-RETIRE_STATUSES = ["stale", "superseded", "contradicted"]
+RETIRE_STATUSES = [s.value for s in RetireStatus]
 VERIFY_FAILED = 5
 
 

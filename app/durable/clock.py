@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Protocol
 
-from mama_core.memory import clock as store_clock
+from mama_core import clock as store_clock
 
 
 class Clock(Protocol):

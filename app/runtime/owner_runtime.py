@@ -53,8 +53,9 @@ from app.runtime.channel import OwnerChannel
 from app.runtime.context import ContextBuilder, ContextSettings
 from app.runtime.sender import Sender
 from mama_core.errors import MamaError
-from mama_core.memory import ActorKind, ChangeSet, Engine, Grant, SessionFacts, TurnKind
+from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.memory.ownership import PROPOSABLE_ACTIONS
+from mama_core.model import ChangeSet
 from mama_core.store import Store
 
 log = logging.getLogger(__name__)

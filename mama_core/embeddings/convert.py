@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -188,7 +188,8 @@ def convert_bert_to_gguf(
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     writer = gguf.GGUFWriter(tmp, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
     try:
-        with safe_open(str(src_dir / "model.safetensors"), framework="numpy") as weights:
+        weights_file: Any = safe_open(str(src_dir / "model.safetensors"), framework="numpy")
+        with weights_file as weights:
             plan = _plan_tensors(weights, gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, n_layers))
             _add_model_metadata(writer, config, name or src_dir.name, _read_pooling(src_dir))
             _add_tokenizer_metadata(writer, src_dir, config)
@@ -273,7 +274,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict):
         raise ModelError(f"{path} is not a JSON object; the model source is damaged.")
-    return data
+    return cast(dict[str, Any], data)
 
 
 def _read_vocab(src_dir: Path, vocab_size: int) -> tuple[list[str], list[int], dict[str, int]]:

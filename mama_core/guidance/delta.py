@@ -21,15 +21,11 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from mama_core.guidance.items import (
-    Connection,
-    GuidanceItem,
-    guidance_by_id,
-    latest_event_id,
-)
-from mama_core.recall.predicate import STATUSES
+from mama_core.guidance.items import GuidanceItem, guidance_by_id, latest_event_id
+from mama_core.model import STATUSES
+from mama_core.store.connection import Connection
 
 
 @dataclass(frozen=True)
@@ -82,10 +78,10 @@ class GuidanceDelta:
 
 def _transitions(payload_json: str) -> list[dict[str, Any]]:
     try:
-        payload = json.loads(payload_json)
+        payload: Any = json.loads(payload_json)
     except (TypeError, ValueError):
         return []
-    found = payload.get("transitions") if isinstance(payload, dict) else None
+    found = cast(dict[str, Any], payload).get("transitions") if isinstance(payload, dict) else None
     if not isinstance(found, list):
         return []
     return [t for t in found if isinstance(t, dict) and "id" in t]  # pyright: ignore[reportUnknownVariableType]

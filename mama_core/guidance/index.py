@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from mama_core.guidance.items import Connection, active_guidance, latest_event_id
+from mama_core.guidance.items import active_guidance, latest_event_id
 from mama_core.guidance.tokens import approx_tokens, chars_for
+from mama_core.store.connection import Connection
 
 DEFAULT_BUDGET_TOKENS = 1500
 HEADER = "Guidance from the owner (follow it; ids for reference):"

@@ -10,31 +10,24 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from mama_core.recall.predicate import GUIDANCE_KINDS, Predicate
+from mama_core.model import GUIDANCE_KINDS, Kind
+from mama_core.recall.predicate import Predicate
+from mama_core.store.connection import Connection
 
 # The order kinds are shown in: what must not be done comes first.
-KIND_ORDER: tuple[str, ...] = ("constraint", "preference", "workflow", "lesson")
+KIND_ORDER: tuple[str, ...] = (
+    Kind.CONSTRAINT.value,
+    Kind.PREFERENCE.value,
+    Kind.WORKFLOW.value,
+    Kind.LESSON.value,
+)
 assert set(KIND_ORDER) == set(GUIDANCE_KINDS)
 
 MAX_SUMMARY_CHARS = 500
 MAX_STEP_CHARS = 200
 MAX_STEPS_SHOWN = 20
-
-
-class _Cursor(Protocol):
-    def fetchall(self) -> list[Any]: ...
-    def fetchone(self) -> Any: ...
-
-
-class Connection(Protocol):
-    """What guidance rendering needs of a SQLite connection."""
-
-    def execute(self, sql: str, parameters: Any = ..., /) -> _Cursor: ...
-
-    @property
-    def in_transaction(self) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """The judgment engine: the one writer, scopes, review states, tombstones, purge,
-time-travel reads and the action catalog, over the encrypted store."""
+time-travel reads and the action catalog, over the encrypted store.
+
+The vocabulary (kinds, statuses, ``ChangeSet``) lives in ``mama_core.model``."""
 
 from __future__ import annotations
 
 from mama_core.memory.catalog import CATALOG, ActionSpec, Catalog
-from mama_core.memory.changes import ChangeSet
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.engine import Engine
 from mama_core.memory.errors import (
@@ -21,34 +22,27 @@ from mama_core.memory.errors import (
     UnknownActionError,
 )
 from mama_core.memory.grants import Grant
-from mama_core.memory.model import GUIDANCE_KINDS, EdgeKind, Involvement, Kind, Status
 from mama_core.memory.session import ActorKind, SessionFacts, TurnKind
 from mama_core.memory.verify import VerifyReport, verify_store
 
 __all__ = [
     "CATALOG",
-    "GUIDANCE_KINDS",
     "ActionSpec",
     "ActorKind",
     "Catalog",
-    "ChangeSet",
     "CommandConflictError",
-    "EdgeKind",
     "Engine",
     "EngineConfig",
     "EngineError",
     "Grant",
     "InvalidInputError",
     "InvalidTransitionError",
-    "Involvement",
-    "Kind",
     "NotFoundError",
     "NotGrantedError",
     "OwnerTurnRequiredError",
     "ScopeDeniedError",
     "SecretRefusedError",
     "SessionFacts",
-    "Status",
     "TombstonedError",
     "TurnKind",
     "UnknownActionError",

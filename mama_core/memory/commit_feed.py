@@ -20,12 +20,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from mama_core.errors import MamaError
-from mama_core.memory.changes import ChangeSet
+from mama_core.model import ChangeSet
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 
@@ -38,9 +38,10 @@ Watcher = Callable[[], None]
 def changes_of_event(row: tuple[Any, ...]) -> ChangeSet:
     """The change-set of one event row ``(id, action, command_id, payload)``."""
     event_id, action, command_id, payload_json = row
-    payload = json.loads(payload_json)
-    transitions = payload.get("transitions") if isinstance(payload, dict) else None
-    touched = payload.get("touched") if isinstance(payload, dict) else None
+    loaded: Any = json.loads(payload_json)
+    payload = cast(dict[str, Any], loaded) if isinstance(loaded, dict) else {}
+    transitions = payload.get("transitions")
+    touched = payload.get("touched")
     return ChangeSet.from_transitions(
         int(event_id),
         str(action),
@@ -117,7 +118,7 @@ class CommitFeed:
     # --- the writer's side ------------------------------------------------
 
     @contextmanager
-    def writing(self) -> Iterator[None]:
+    def writing(self) -> Generator[None, None, None]:
         """Around the writer's transaction and the publishing of its change-sets, so a
         poll never mistakes this process's fresh commit for another's. The lock is
         not held meanwhile: a mutation may subscribe (make the recall) inside it."""

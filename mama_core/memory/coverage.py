@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from mama_core.scope_bindings import BINDINGS_DIGEST_SQL
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
 
@@ -68,7 +69,7 @@ CHAINED: tuple[ChainedTable, ...] = (
     ChainedTable(
         "scope_bindings",
         "CAST(t.judgment_id AS TEXT)",
-        _SCOPE_NAMES.format(link="scope_bindings", col="judgment_id", id="judgment_id"),
+        BINDINGS_DIGEST_SQL,
         _BY_ID.format(col="judgment_id"),
         group_by="t.judgment_id",
     ),

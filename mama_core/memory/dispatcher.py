@@ -54,7 +54,7 @@ def prepare_call(
 
 def validate(spec: ActionSpec, payload: Mapping[str, Any]) -> BaseModel:
     """The action's input model from ``payload``, or ``invalid_input`` naming the fields."""
-    if not isinstance(payload, Mapping):
+    if not isinstance(payload, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InvalidInputError(
             f"The input of {spec.name} must be an object.", details={"errors": []}
         )

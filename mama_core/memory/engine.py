@@ -21,7 +21,6 @@ from mama_core.errors import MamaError
 from mama_core.memory.anchor import AnchorKeeper, anchor_for
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.catalog import CATALOG, Catalog
-from mama_core.memory.changes import ChangeSet
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import prepare_call
@@ -29,10 +28,11 @@ from mama_core.memory.errors import EngineError
 from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
 from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
-from mama_core.memory.readers import ReaderPool
+from mama_core.memory.reader_pool import ReaderPool
 from mama_core.memory.routes import MUTATIONS, READS
 from mama_core.memory.session import SessionFacts
-from mama_core.memory.writer import HeadSink, Writer
+from mama_core.memory.writer import Command, HeadSink, Writer
+from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
 from mama_core.store import Store, sqlcipher
 
@@ -110,7 +110,7 @@ class Engine:
         """
         if self._closed.is_set():
             raise EngineError("The memory engine is closed.")
-        commands = []
+        commands: list[Command] = []
         for index, payload in enumerate(payloads):
             try:
                 call = prepare_call(self.catalog, action, payload, session, grant)

@@ -68,7 +68,7 @@ def _shown(
             payload["scopes"] = visible_scopes(payload["scopes"], grant)
         shown["payload"] = payload
         return shown
-    transitions = []
+    transitions: list[dict[str, Any]] = []
     for change in event.payload.get("transitions", ()):
         if change.get("id") not in seen:
             continue

@@ -20,7 +20,7 @@ from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.scopes import read_scopes, visible_scopes
 from mama_core.recall import Recall, RecallHit, RecallQuery
-from mama_core.recall.predicate import all_scope_names
+from mama_core.scope_bindings import all_scope_names
 from mama_core.store.connection import Connection
 
 

@@ -20,10 +20,10 @@ from pydantic import (
     model_validator,
 )
 
+from mama_core import clock
 from mama_core.ids import MAX_ID
 from mama_core.invisible import has_visible_char
-from mama_core.memory import clock
-from mama_core.memory.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
+from mama_core.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
 from mama_core.scope_names import ScopeName
 
 
@@ -105,7 +105,9 @@ class SaveInput(MutationInput):
         None, description="When it started to hold in the world (ISO 8601); default now."
     )
     replaces: list[RecordId] = Field(
-        default_factory=list, max_length=50, description="Ids of judgments this one supersedes."
+        default_factory=list[int],
+        max_length=50,
+        description="Ids of judgments this one supersedes.",
     )
 
     @model_validator(mode="after")
@@ -266,7 +268,7 @@ class PurgeInput(MutationInput):
     id: RecordId | None = None
     observation_id: ObservationId | None = None
     observation_ids: list[ObservationId] = Field(
-        default_factory=list,
+        default_factory=list[int],
         max_length=1000,
         description="Observations (messages) whose text to erase too.",
     )

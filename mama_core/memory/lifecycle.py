@@ -4,8 +4,8 @@ checking a record's status (who may change it is ``ownership``'s rule)."""
 from __future__ import annotations
 
 from mama_core.memory.errors import InvalidTransitionError
-from mama_core.memory.records import Judgment
 from mama_core.memory.writer import Tx
+from mama_core.model import Judgment
 
 FROM_SAVE = "e.event_id = (SELECT min(ev.id) FROM events ev WHERE ev.judgment_id = e.src_id)"
 """SQL: edge ``e`` was written by the save of its source (its ``replaces``), not by a

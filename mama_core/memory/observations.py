@@ -3,7 +3,7 @@ de-duplicated by source and external id, so they can be cited and purged."""
 
 from __future__ import annotations
 
-from mama_core.memory import clock
+from mama_core import clock
 from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.inputs import ObservationInput

@@ -11,8 +11,9 @@ from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
 from mama_core.memory.records import load_visible
-from mama_core.memory.scopes import require_writable, scopes_of
+from mama_core.memory.scopes import require_writable
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.scope_bindings import scopes_of
 
 
 def update_outcome_command(call: Call, env: Env) -> Command:

@@ -27,9 +27,8 @@ from pydantic import BaseModel
 
 from mama_core.memory.catalog import ActionSpec
 from mama_core.memory.errors import NotGrantedError, OwnerTurnRequiredError
-from mama_core.memory.model import GUIDANCE_KINDS, OWNER_INVOLVEMENTS, Involvement, Kind
-from mama_core.memory.records import Judgment
 from mama_core.memory.session import SessionFacts
+from mama_core.model import GUIDANCE_KINDS, OWNER_INVOLVEMENTS, Involvement, Judgment, Kind
 
 PROPOSABLE_ACTIONS: frozenset[str] = frozenset(
     {"memory.save", "memory.retire", "memory.update_outcome", "memory.link"}

@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.catalog import CATALOG
 from mama_core.memory.errors import InvalidTransitionError
-from mama_core.memory.records import Judgment
 from mama_core.memory.writer import Applied, Tx
+from mama_core.model import Judgment
 from mama_core.store.connection import Connection
 
 _COLUMNS = "id, action, judgment_id, payload, proposed_by, state, created_at, event_id"

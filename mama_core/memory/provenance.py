@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory.model import GUIDANCE_KINDS, Involvement, Kind, Status
 from mama_core.memory.session import SessionFacts
+from mama_core.model import GUIDANCE_KINDS, Involvement, Kind, Status
 
 
 def provenance_of(session: SessionFacts) -> dict[str, Any]:

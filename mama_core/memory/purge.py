@@ -22,12 +22,13 @@ from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.lifecycle import require_status
 from mama_core.memory.observation_erasure import erase_observations
 from mama_core.memory.purge_pending import mark_pending, settle
-from mama_core.memory.records import Judgment, load_visible
+from mama_core.memory.records import load_visible
 from mama_core.memory.tombstones import fingerprint
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.model import STATUSES, Judgment, Status
 from mama_core.store.connection import Connection
 
-NOT_PURGED = ("proposed", "active", "superseded", "stale", "contradicted", "rejected")
+NOT_PURGED = tuple(s for s in STATUSES if s != Status.PURGED)
 
 
 def purge_command(call: Call, env: Env) -> Command:
@@ -61,7 +62,7 @@ def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
     if inp.include_chain:
         chain += [load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)]
     erased = [{"id": j.id, "hmac": erase_judgment(tx, j)} for j in chain if j.status != "purged"]
-    erase_reasons(tx, [e["id"] for e in erased])
+    erase_reasons(tx, [int(e["id"]) for e in erased])
     payload = {"reason": inp.reason, "erased": erased, "include_chain": inp.include_chain}
     return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
 

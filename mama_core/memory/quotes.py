@@ -25,7 +25,8 @@ from mama_core.memory.calls import Call, Env
 from mama_core.memory.inputs import QuotesInput
 from mama_core.memory.observation_reads import COLUMNS, observation_dict
 from mama_core.memory.purge import predecessors
-from mama_core.memory.records import Judgment, load_visible
+from mama_core.memory.records import load_visible
+from mama_core.model import Judgment
 from mama_core.store.connection import Connection
 
 MIN_SUMMARY = 4
@@ -39,7 +40,7 @@ def normalised(text: str) -> str:
 
 
 def _needles(j: Judgment) -> list[str]:
-    needles = []
+    needles: list[str] = []
     summary = normalised(j.summary)
     if len(summary) >= MIN_SUMMARY:
         needles.append(summary)
@@ -50,8 +51,8 @@ def _needles(j: Judgment) -> list[str]:
 
 
 def _source_ids(j: Judgment) -> list[int]:
-    refs = j.provenance.get("source_refs") or []
-    ids = []
+    refs: list[Any] = j.provenance.get("source_refs") or []
+    ids: list[int] = []
     for ref in refs:
         if isinstance(ref, str) and ref.startswith(SOURCE_PREFIX):
             number = ref[len(SOURCE_PREFIX) :]
@@ -105,7 +106,7 @@ def quoting(conn: Connection, judgments: list[Judgment]) -> list[dict[str, Any]]
         "AND o.purged_at IS NULL ORDER BY o.id",
         list(found),
     ).fetchall()
-    result = []
+    result: list[dict[str, Any]] = []
     for row in rows:
         item = observation_dict(row)
         entry = found[item["id"]]

@@ -14,8 +14,10 @@ from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
 from mama_core.memory.proposed_changes import pending_for
-from mama_core.memory.records import Judgment, full_dict, load_visible, summary_dict
-from mama_core.memory.scopes import scope_filter, scopes_of
+from mama_core.memory.records import full_dict, load_visible, summary_dict
+from mama_core.memory.scopes import scope_filter
+from mama_core.model import Judgment
+from mama_core.scope_bindings import scopes_of
 from mama_core.store.connection import Connection
 
 MAX_HISTORY = 200

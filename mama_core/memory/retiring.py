@@ -15,11 +15,12 @@ from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
 from mama_core.memory.lifecycle import require_status, supersede
-from mama_core.memory.model import RetireStatus
 from mama_core.memory.records import load_visible
-from mama_core.memory.scopes import require_writable, scopes_of
+from mama_core.memory.scopes import require_writable
 from mama_core.memory.tombstones import create_tombstone
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.model import RetireStatus
+from mama_core.scope_bindings import scopes_of
 
 
 def retire_command(call: Call, env: Env) -> Command:

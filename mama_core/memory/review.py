@@ -17,9 +17,10 @@ from mama_core.memory.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory.inputs import ApproveInput, RejectInput
 from mama_core.memory.lifecycle import FROM_SAVE, require_status, supersede
 from mama_core.memory.proposed_changes import ChangeProposal
-from mama_core.memory.records import Judgment, load_visible, select_columns
+from mama_core.memory.records import load_visible
 from mama_core.memory.tombstones import create_tombstone
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.model import Judgment, select_columns
 from mama_core.store.connection import Connection
 
 

@@ -13,19 +13,18 @@ import json
 
 import numpy as np
 
-from mama_core.memory import clock, ownership
+from mama_core import clock
+from mama_core.memory import ownership
 from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import require_status, supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
-from mama_core.memory.records import (
-    content_fields,
-    embedding_text,
-    load_visible,
-)
-from mama_core.memory.scopes import bind_scopes, require_writable, scopes_of, write_scopes
+from mama_core.memory.records import load_visible
+from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.model import content_fields, embedding_text
+from mama_core.scope_bindings import bind_scopes, scopes_of
 
 
 def save_command(call: Call, env: Env) -> Command:

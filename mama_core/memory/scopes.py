@@ -1,19 +1,18 @@
-"""Scopes are bindings, and every read passes through one scope filter.
+"""A caller's grant applied to scopes: what it may read, where it may write.
 
 A scope name is ``global``, ``user:NAME``, ``channel:NAME`` or
-``project:NAME`` (checked in ``mama_core.scope_names``). ``scope_filter`` is
-the one place that turns a grant into a SQL predicate, so no query can forget
-it and it always sits before any LIMIT.
+``project:NAME`` (checked in ``mama_core.scope_names``). ``scope_filter`` turns
+a grant into the one scope predicate (``mama_core.scope_bindings``), so no
+query can forget it and it always sits before any LIMIT.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from mama_core.memory.errors import ScopeDeniedError
-from mama_core.store.connection import Connection
+from mama_core.scope_bindings import scope_predicate
 
 if TYPE_CHECKING:
     from mama_core.memory.grants import Grant
@@ -28,19 +27,6 @@ def scope_filter(alias: str, grant: Grant) -> tuple[str, list[object]]:
     if grant.all_scopes:
         return "1", []
     return scope_predicate(alias, grant.scopes)
-
-
-def scope_predicate(alias: str, scopes: Iterable[str]) -> tuple[str, list[object]]:
-    """SQL predicate: judgment ``alias`` is bound to at least one of ``scopes``."""
-    names = sorted(set(scopes))
-    if not names:
-        return "0", []
-    sql = (
-        "EXISTS (SELECT 1 FROM scope_bindings sb JOIN scopes s ON s.id = sb.scope_id "
-        f"WHERE sb.judgment_id = {alias}.id "
-        "AND s.name IN (SELECT value FROM json_each(?)))"
-    )
-    return sql, [json.dumps(names)]
 
 
 def read_scopes(grant: Grant, requested: Iterable[str] | None) -> Grant:
@@ -82,34 +68,6 @@ def _require_within(grant: Grant, wanted: frozenset[str], what: str = "") -> Non
             f"Scope {', '.join(outside)}{subject} is outside this caller's grant.",
             details={"scopes": outside},
         )
-
-
-def ensure_scope_ids(conn: Connection, names: Iterable[str]) -> list[int]:
-    """Ids of the named scopes, creating rows for new names (inside the write)."""
-    ids: list[int] = []
-    for name in names:
-        conn.execute("INSERT OR IGNORE INTO scopes (name) VALUES (?)", (name,))
-        ids.append(int(conn.execute("SELECT id FROM scopes WHERE name = ?", (name,)).fetchone()[0]))
-    return ids
-
-
-def bind_scopes(conn: Connection, judgment_id: int, names: Iterable[str]) -> None:
-    """Bind a judgment to its scopes."""
-    for scope_id in ensure_scope_ids(conn, names):
-        conn.execute(
-            "INSERT OR IGNORE INTO scope_bindings (judgment_id, scope_id) VALUES (?, ?)",
-            (judgment_id, scope_id),
-        )
-
-
-def scopes_of(conn: Connection, judgment_id: int) -> list[str]:
-    """All scope names a judgment is bound to."""
-    rows = conn.execute(
-        "SELECT s.name FROM scope_bindings sb JOIN scopes s ON s.id = sb.scope_id "
-        "WHERE sb.judgment_id = ? ORDER BY s.name",
-        (judgment_id,),
-    ).fetchall()
-    return [str(r[0]) for r in rows]
 
 
 def visible_scopes(scopes: Iterable[str], grant: Grant) -> list[str]:

@@ -22,7 +22,7 @@ import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
@@ -265,14 +265,14 @@ def scan_value(value: Any, path: str = "") -> Iterator[SecretFinding]:
         if name is not None:
             yield SecretFinding(name, path or "(value)")
     elif isinstance(value, dict):
-        for key, item in value.items():
+        for key, item in cast(dict[Any, Any], value).items():
             key_name = find_secret(str(key))
             if key_name is not None:  # never put a secret-shaped key into the path
                 yield SecretFinding(key_name, f"{path}.<key>" if path else "<key>")
                 continue
             yield from scan_value(item, f"{path}.{key}" if path else str(key))
     elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
+        for index, item in enumerate(cast(list[Any] | tuple[Any, ...], value)):
             yield from scan_value(item, f"{path}[{index}]")
 
 

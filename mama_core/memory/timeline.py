@@ -13,14 +13,14 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mama_core.memory import clock
+from mama_core import clock
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.inputs import TimelineInput
-from mama_core.memory.model import WORLD_STATUSES
-from mama_core.memory.plain_search import scopes_by_id
 from mama_core.memory.reads import events_touching
-from mama_core.memory.records import Judgment, select_columns, summary_dict
+from mama_core.memory.records import summary_dict
 from mama_core.memory.scopes import read_scopes, scope_filter
+from mama_core.model import WORLD_STATUSES, Judgment, select_columns
+from mama_core.scope_bindings import scopes_by_id
 from mama_core.store.connection import Connection
 
 _WORLD = frozenset(s.value for s in WORLD_STATUSES)
@@ -92,7 +92,7 @@ def timeline(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
         if len(chosen) >= inp.limit:
             break
     scopes = scopes_by_id(conn, [j.id for j, _, _ in chosen])
-    records = []
+    records: list[dict[str, Any]] = []
     for j, status, until in chosen:
         entry = summary_dict(j, scopes.get(j.id, []), grant)
         entry.update(

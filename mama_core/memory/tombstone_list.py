@@ -9,7 +9,7 @@ owner can decide which to lift.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from mama_core.memory.calls import Call, Env
 from mama_core.memory.events import ERASED
@@ -95,7 +95,7 @@ def _object(text: str | None) -> dict[str, Any]:
         value = json.loads(text or "{}")
     except ValueError:
         return {}
-    return value if isinstance(value, dict) else {}
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
 def _actor(text: str | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -23,10 +23,11 @@ from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.canonical import sha256_hex
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError, TombstonedError
 from mama_core.memory.inputs import LiftInput, TombstoneInput
-from mama_core.memory.records import Judgment, load_visible
-from mama_core.memory.scopes import ensure_scope_ids, scopes_of
+from mama_core.memory.records import load_visible
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.model import Judgment
+from mama_core.scope_bindings import ensure_scope_ids, scopes_of
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
 
@@ -102,12 +103,12 @@ def find_match(
 
 
 def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
-    actor = json.loads(row[5]) if row[5] else {}
+    actor: Any = json.loads(row[5]) if row[5] else {}
     return TombstoneMatch(
         tombstone_id=int(row[0]),
         reason=str(row[4]),
         similarity=similarity,
-        created_by=actor if isinstance(actor, dict) else {},
+        created_by=cast(dict[str, Any], actor) if isinstance(actor, dict) else {},
         made_by_action=str(row[6] or ""),
     )
 

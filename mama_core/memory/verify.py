@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from mama_core.memory.anchor import ChainAnchor, anchor_problems
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
 from mama_core.memory.events import EVENT_COLUMNS, EVENT_FORMAT, GENESIS_HASH, event_from_row
-from mama_core.memory.records import JUDGMENT_COLUMNS, Judgment
 from mama_core.memory.timeline import fold_events
+from mama_core.model import JUDGMENT_COLUMNS, Judgment
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 from mama_core.store.expected_schema import schema_problems
@@ -40,7 +41,7 @@ MAX_PROBLEMS = 1000
 class VerifyReport:
     """What ``verify_store`` found: ``ok`` when there are no problems."""
 
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list[str])
     events: int = 0
     judgments: int = 0
 
@@ -53,11 +54,11 @@ class VerifyReport:
 class _Chain:
     """What the walk of the events learned."""
 
-    created: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    created: dict[int, tuple[str, bool]] = field(default_factory=dict[int, tuple[str, bool]])
     """judgment id -> (content hash its creating event recorded, keyed?)"""
-    recorded: dict[str, dict[str, str]] = field(default_factory=dict)
+    recorded: dict[str, dict[str, str]] = field(default_factory=dict[str, dict[str, str]])
     """table -> key -> the latest digest an event recorded"""
-    legacy_events: set[int] = field(default_factory=set)
+    legacy_events: set[int] = field(default_factory=set[int])
     """events written before row digests (their rows are checked the old way)"""
 
 
@@ -124,9 +125,10 @@ def _check_chain(conn: Connection, report: VerifyReport, chain: _Chain) -> None:
             if change.get("from") is None and event.judgment_id == change.get("id"):
                 digest = str(event.payload.get("content_hash", ""))
                 chain.created[int(change["id"])] = (digest, keyed)
-        for table, digests in (event.payload.get("rows") or {}).items():
+        rows: dict[Any, Any] = event.payload.get("rows") or {}
+        for table, digests in rows.items():
             chain.recorded.setdefault(str(table), {}).update(
-                {str(k): str(v) for k, v in digests.items()}
+                {str(k): str(v) for k, v in cast(dict[Any, Any], digests).items()}
             )
         expected_prev, expected_id = stored_hash, event.id + 1
 
@@ -176,7 +178,7 @@ def _check_chained(
     """Each row's digest is the latest one recorded; none missing, none unrecorded."""
     recorded = chain.recorded.get(table.name, {})
     actual = dict(row_digests(conn, secret, table))
-    legacy = _legacy_keys(conn, chain, table) if chain.legacy_events else set()
+    legacy = _legacy_keys(conn, chain, table) if chain.legacy_events else set[str]()
     for key, digest in sorted(actual.items()):
         if key in recorded:
             if recorded[key] != digest:

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mama_core import clock
 from mama_core.errors import MamaError
-from mama_core.memory import clock
-from mama_core.memory.changes import ChangeSet
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.coverage import written_rows
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
 from mama_core.memory.grants import Grant
 from mama_core.memory.session import SessionFacts
+from mama_core.model import ChangeSet
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, translate_error
 from mama_core.store.secret import StoreSecret
@@ -43,7 +43,7 @@ class Applied:
 
     judgment_id: int | None
     payload: dict[str, Any]
-    receipt: dict[str, Any] = field(default_factory=dict)
+    receipt: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 class Tx:

@@ -13,13 +13,7 @@ from mama_core.recall.config import (
     RecallConfig,
     preset,
 )
-from mama_core.recall.predicate import (
-    GUIDANCE_KINDS,
-    KINDS,
-    STATUSES,
-    Predicate,
-    all_scope_names,
-)
+from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import ArmScore, RecallHit, RecallQuery
 from mama_core.recall.recall import Recall
 from mama_core.recall.reembed import ReembedResult, count_missing, reembed
@@ -28,10 +22,7 @@ from mama_core.recall.vector_cache import VectorCache, VectorMatch
 __all__ = [
     "FUSION_FORMULA",
     "FUSION_VERSION",
-    "GUIDANCE_KINDS",
-    "KINDS",
     "PRESETS",
-    "STATUSES",
     "Arm",
     "ArmScore",
     "Predicate",
@@ -42,7 +33,6 @@ __all__ = [
     "ReembedResult",
     "VectorCache",
     "VectorMatch",
-    "all_scope_names",
     "count_missing",
     "preset",
     "reembed",

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mama_core.recall.lexical_arm import Connection
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.rows import Row, fetch_rows
+from mama_core.store.connection import Connection
 
 MAX_HISTORY_DEPTH = 32
 # A predecessor is a row that was believed and then replaced: status superseded

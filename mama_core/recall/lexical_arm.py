@@ -9,27 +9,16 @@ when recall has a cache (fast), else in the same SQL statement (a join).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 import numpy as np
 
 from mama_core.recall.fusion import Ranked, rank_list
 from mama_core.recall.lexical_query import LexicalQuery
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.vector_cache import RowMask
+from mama_core.store.connection import Connection
 
 WORD_TABLE = "judgments_fts"
 TRIGRAM_TABLE = "judgments_trigram"
-
-
-class _Cursor(Protocol):
-    def fetchall(self) -> list[Any]: ...
-
-
-class Connection(Protocol):
-    """What the lexical arms need of a SQLite connection."""
-
-    def execute(self, sql: str, parameters: Any = ..., /) -> _Cursor: ...
 
 
 def bm25_search(

@@ -2,8 +2,9 @@
 
 Scope, status, kind and validity time are applied *before* any ranking, in two
 equivalent forms: SQL (for the lexical arms and the final row fetch) and numpy
-(for the vector cache). Every recall query passes through ``Predicate.sql`` —
-there is no other way to write the scope filter — so none can forget it.
+(for the vector cache). Every recall query passes through ``Predicate.sql``,
+whose scope test is the one scope predicate (``mama_core.scope_bindings``), so
+none can forget it.
 
 A judgment is visible when at least one of its scope bindings is among the
 caller's readable scopes. An empty set of scopes, statuses or kinds selects
@@ -14,66 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
-KINDS: tuple[str, ...] = (
-    "decision",
-    "fact",
-    "preference",
-    "constraint",
-    "lesson",
-    "workflow",
-    "task",
-    "schedule",
-)
-STATUSES: tuple[str, ...] = (
-    "proposed",
-    "active",
-    "superseded",
-    "stale",
-    "contradicted",
-    "rejected",
-    "purged",
-)
-GUIDANCE_KINDS: tuple[str, ...] = ("constraint", "preference", "workflow", "lesson")
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def to_utc(value: datetime | str) -> datetime:
-    """An aware UTC datetime from an ISO 8601 string or a datetime (naive means UTC)."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.strip())
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
-def to_epoch_us(value: datetime | str) -> int:
-    """Microseconds since the Unix epoch, the cache's unit of validity time."""
-    delta = to_utc(value) - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def iso_utc(value: datetime | str) -> str:
-    """The store's fixed-width time text, ``YYYY-MM-DDTHH:MM:SS.ffffffZ``.
-
-    The writer stores every time in this form, so text order is time order and
-    SQL compares times as strings (cheap, and exact to the microsecond like the
-    cache's integers).
-    """
-    m = to_utc(value)
-    return (
-        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T"
-        f"{m.hour:02d}:{m.minute:02d}:{m.second:02d}.{m.microsecond:06d}Z"
-    )
+from mama_core.clock import iso, to_utc
+from mama_core.model import KINDS, STATUSES
+from mama_core.scope_bindings import scope_predicate
 
 
 def _checked(names: Iterable[str], known: tuple[str, ...], what: str) -> frozenset[str]:
     if isinstance(names, str):
         raise TypeError(f"{what} must be a collection of names, not a single string")
-    out = frozenset(names)
+    out = frozenset(str(n) for n in names)
     unknown = sorted(out - set(known))
     if unknown:
         raise ValueError(f"unknown {what}: {', '.join(unknown)}; known: {', '.join(known)}")
@@ -128,43 +80,20 @@ class Predicate:
         """
         if self.selects_nothing:
             return "0", []
-        scopes = sorted(self.scopes)
         statuses = sorted(self.statuses)
         col = f"+{alias}" if by_id else alias
-        clauses = [
-            f"{col}.status IN ({_placeholders(len(statuses))})",
-            scope_filter_sql(alias, len(scopes)),
-        ]
-        params: list[object] = [*statuses, *scopes]
+        scope_sql, scope_params = scope_predicate(alias, self.scopes)
+        clauses = [f"{col}.status IN ({_placeholders(len(statuses))})", scope_sql]
+        params: list[object] = [*statuses, *scope_params]
         if self.kinds is not None:
             kinds = sorted(self.kinds)
             clauses.append(f"{col}.kind IN ({_placeholders(len(kinds))})")
             params.extend(kinds)
         if self.valid_at is not None:
-            when = iso_utc(self.valid_at)
+            when = iso(self.valid_at)
             clauses.append(
                 f"{alias}.valid_from <= ? AND "
                 f"({alias}.valid_until IS NULL OR {alias}.valid_until > ?)"
             )
             params.extend([when, when])
         return " AND ".join(clauses), params
-
-
-def all_scope_names(conn: Any) -> list[str]:
-    """Every scope name in the store: what the host passes as the owner's readable scopes."""
-    return sorted(str(r[0]) for r in conn.execute("SELECT name FROM scopes").fetchall())
-
-
-def scope_filter_sql(alias: str, n_scopes: int) -> str:
-    """SQL true when ``alias`` has a binding to one of ``n_scopes`` named scopes (``?`` each).
-
-    A correlated EXISTS probes ``scope_bindings`` by its primary key per row, which
-    stays cheap however many rows the caller may read (an ``IN (subquery)`` would
-    materialise every binding of every readable scope first).
-    """
-    if n_scopes <= 0:
-        return "0"
-    return (
-        "EXISTS (SELECT 1 FROM scope_bindings AS sb JOIN scopes AS sc ON sc.id = sb.scope_id "
-        f"WHERE sb.judgment_id = {alias}.id AND sc.name IN ({_placeholders(n_scopes)}))"
-    )

@@ -20,23 +20,25 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import numpy as np
 
+from mama_core.clock import to_utc
 from mama_core.embeddings.base import Embedder
 from mama_core.recall.config import PRESETS, RecallConfig
 from mama_core.recall.fusion import Fused, Ranked, rrf
 from mama_core.recall.history import predecessors
-from mama_core.recall.lexical_arm import Connection, lexical_arms
+from mama_core.recall.lexical_arm import lexical_arms
 from mama_core.recall.lexical_query import build_lexical_query, split_runs
-from mama_core.recall.predicate import Predicate, to_utc
+from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import RecallHit, RecallQuery
 from mama_core.recall.rows import Row, fetch_rows
 from mama_core.recall.vector_cache import VectorCache
+from mama_core.store.connection import Connection
 
 ConnectionSource = Connection | Callable[[], Connection]
 
@@ -78,7 +80,7 @@ class Recall:
         self._executor: ThreadPoolExecutor | None = None
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Connection]:
+    def _connection(self) -> Generator[Connection, None, None]:
         if self._shared is not None:
             with self._lock:
                 yield self._shared

@@ -7,41 +7,24 @@ each batch in its own transaction, so an interrupted run keeps what it finished
 and the next call continues from there. It only ever inserts ``embeddings``
 rows.
 
-Writing follows the one-writer rule: pass ``run_on_writer`` (the engine's
-``Writer.call``) and each batch is written on the writer thread. Without it,
-``reembed`` takes ``BEGIN IMMEDIATE`` per batch on the connection it was given;
-then it must not run while an ``Engine`` is writing the same store.
+Each batch takes ``BEGIN IMMEDIATE`` on the connection it was given, so another
+process's writer waits for it; it must not run on a connection an ``Engine``'s
+writer thread is using at the same time. A row purged meanwhile gets no vector.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from mama_core.embeddings.base import Embedder
+from mama_core.model import embedding_text
+from mama_core.store.connection import Connection
 
 Progress = Callable[[int, int, str], None]
-
-
-class _Cursor(Protocol):
-    def fetchall(self) -> list[Any]: ...
-    def fetchone(self) -> Any: ...
-
-
-class WriteConnection(Protocol):
-    """What re-embedding needs of a SQLite connection."""
-
-    def execute(self, sql: str, parameters: Any = ..., /) -> _Cursor: ...
-
-    @property
-    def in_transaction(self) -> bool: ...
-
-
-RunOnWriter = Callable[[Callable[[Any], Any]], "Future[Any]"]
 
 _LACKING = (
     "FROM judgments AS j WHERE j.status != 'purged' AND NOT EXISTS "
@@ -58,7 +41,7 @@ class ReembedResult:
     remaining: int
 
 
-def count_missing(conn: WriteConnection, model_id: str) -> int:
+def count_missing(conn: Connection, model_id: str) -> int:
     """Judgments (not purged) with no vector of ``model_id``."""
     return int(conn.execute(f"SELECT count(*) {_LACKING}", (model_id,)).fetchone()[0])
 
@@ -68,22 +51,16 @@ def reembed(
     embedder: Embedder,
     progress: Progress | None = None,
     batch: int = 64,
-    *,
-    run_on_writer: RunOnWriter | None = None,
 ) -> ReembedResult:
     """Embed every judgment lacking a ``embedder.model_id`` vector; resumable.
 
-    ``store_or_conn`` is a ``Store`` (its write connection is used for reads,
-    and for writes unless ``run_on_writer`` is given) or a connection.
+    ``store_or_conn`` is a ``Store`` (its write connection is used) or a connection.
     ``progress(done, total, message)`` is called after each batch.
     """
     if batch < 1:
         raise ValueError("batch must be >= 1")
-    conn: WriteConnection = getattr(store_or_conn, "conn", store_or_conn)
+    conn: Connection = getattr(store_or_conn, "conn", store_or_conn)
     model_id, dim = embedder.model_id, embedder.dim
-    # Lazy: the engine imports recall, so recall must not import the engine at load time.
-    from mama_core.memory.records import embedding_text
-
     total = count_missing(conn, model_id)
     done = 0
     if progress is not None:
@@ -103,19 +80,13 @@ def reembed(
         if vectors.shape != (len(rows), dim):
             raise ValueError(f"{model_id} returned vectors of shape {vectors.shape}")
         items = [(int(r[0]), vectors[i].tobytes()) for i, r in enumerate(rows)]
-
-        def write(target: WriteConnection, items: list[tuple[int, bytes]] = items) -> int:
-            return _write_batch(target, model_id, dim, items)
-
-        done += int(run_on_writer(write).result()) if run_on_writer else write(conn)
+        done += _write_batch(conn, model_id, dim, items)
         if progress is not None:
             progress(min(done, total), total, f"embedded up to judgment {last_id}")
     return ReembedResult(model_id, done, count_missing(conn, model_id))
 
 
-def _write_batch(
-    conn: WriteConnection, model_id: str, dim: int, items: list[tuple[int, bytes]]
-) -> int:
+def _write_batch(conn: Connection, model_id: str, dim: int, items: list[tuple[int, bytes]]) -> int:
     """Insert one batch in one transaction; a row purged meanwhile gets no vector."""
     conn.execute("BEGIN IMMEDIATE")
     try:

@@ -12,15 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mama_core.recall.lexical_arm import Connection
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import ArmScore, Label, RecallHit
+from mama_core.scope_bindings import scope_names_column
+from mama_core.store.connection import Connection
 
 _COLUMNS = (
     "j.id, j.kind, j.topic, j.summary, j.details, j.applies_when, j.steps, j.status, "
     "j.valid_from, j.valid_until, j.recorded_at, j.superseded_by, j.involvement, "
-    "(SELECT group_concat(sc.name, char(31)) FROM scope_bindings AS sb "
-    " JOIN scopes AS sc ON sc.id = sb.scope_id WHERE sb.judgment_id = j.id)"
+    + scope_names_column("j")
 )
 
 

@@ -21,11 +21,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, cast
 
 import numpy as np
 
-from mama_core.recall.predicate import KINDS, STATUSES, Predicate, to_epoch_us
+from mama_core.clock import to_epoch_us
+from mama_core.model import KINDS, STATUSES, ChangeSet
+from mama_core.recall.predicate import Predicate
+from mama_core.scope_bindings import scope_sets
+from mama_core.store.connection import Connection
 
 _STATUS_CODE = {name: i for i, name in enumerate(STATUSES)}
 _KIND_CODE = {name: i for i, name in enumerate(KINDS)}
@@ -34,29 +38,6 @@ _FOREVER = np.iinfo(np.int64).max
 # matrix is cheaper than gathering the passing rows first.
 _FULL_PRODUCT_SHARE = 0.5
 _F16_CHUNK_ROWS = 16_384
-
-
-class _Cursor(Protocol):
-    def fetchall(self) -> list[Any]: ...
-
-
-class ReadConnection(Protocol):
-    """What the cache needs of a SQLite connection."""
-
-    def execute(self, sql: str, parameters: Any = ..., /) -> _Cursor: ...
-
-
-class ChangeSetLike(Protocol):
-    """The part of the engine's ``ChangeSet`` the cache reads."""
-
-    @property
-    def added(self) -> Any: ...
-
-    @property
-    def status_changed(self) -> Any: ...
-
-    @property
-    def purged(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -130,9 +111,9 @@ def ids_from(value: Any) -> list[int]:
     if isinstance(value, dict):
         return [int(k) for k in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     out: list[int] = []
-    for item in value:
+    for item in cast(Iterable[Any], value):
         # (id, status) pairs or bare ids
-        out.append(int(item[0] if isinstance(item, tuple | list) else item))
+        out.append(int(cast(Any, item)[0] if isinstance(item, tuple | list) else item))
     return out
 
 
@@ -164,20 +145,20 @@ class VectorCache:
 
     @classmethod
     def load(
-        cls, conn: ReadConnection, model_id: str, dim: int, *, dtype: Any = np.float32
+        cls, conn: Connection, model_id: str, dim: int, *, dtype: Any = np.float32
     ) -> VectorCache:
         """Every judgment of the store, with its ``model_id`` vector where there is one."""
         cache = cls(model_id, dim, dtype=dtype)
         cache.reload(conn)
         return cache
 
-    def reload(self, conn: ReadConnection) -> None:
+    def reload(self, conn: Connection) -> None:
         """Drop everything and read the whole store again."""
         with self._lock:
             self._reset()
             self._read_rows(conn, None)
 
-    def refresh(self, conn: ReadConnection, ids: Iterable[int]) -> None:
+    def refresh(self, conn: Connection, ids: Iterable[int]) -> None:
         """Re-read these judgments (new, changed status, purged) from the store."""
         wanted = sorted(set(int(i) for i in ids))
         if not wanted:
@@ -186,7 +167,7 @@ class VectorCache:
             for start in range(0, len(wanted), 500):
                 self._read_rows(conn, wanted[start : start + 500])
 
-    def apply_changeset(self, conn: ReadConnection, changes: ChangeSetLike) -> None:
+    def apply_changeset(self, conn: Connection, changes: ChangeSet) -> None:
         """Bring the cache up to date with one committed change-set of the writer."""
         ids = [
             *ids_from(getattr(changes, "added", None)),
@@ -195,7 +176,7 @@ class VectorCache:
         ]
         self.refresh(conn, ids)
 
-    def _read_rows(self, conn: ReadConnection, ids: list[int] | None) -> None:
+    def _read_rows(self, conn: Connection, ids: list[int] | None) -> None:
         where, params = "", list[object]([self.model_id])
         if ids is not None:
             where = f"WHERE j.id IN ({', '.join('?' * len(ids))})"
@@ -207,24 +188,9 @@ class VectorCache:
             f"{where} ORDER BY j.id",
             params,
         ).fetchall()
-        scopes = self._read_scopes(conn, ids)
+        scopes = scope_sets(conn, ids)
         for row in rows:
             self._upsert(row, scopes.get(int(row[0]), frozenset()))
-
-    @staticmethod
-    def _read_scopes(conn: ReadConnection, ids: list[int] | None) -> dict[int, frozenset[str]]:
-        where, params = "", list[object]()
-        if ids is not None:
-            where = f"WHERE sb.judgment_id IN ({', '.join('?' * len(ids))})"
-            params = list(ids)
-        found: dict[int, set[str]] = {}
-        for jid, name in conn.execute(
-            "SELECT sb.judgment_id, sc.name FROM scope_bindings AS sb "
-            f"JOIN scopes AS sc ON sc.id = sb.scope_id {where}",
-            params,
-        ).fetchall():
-            found.setdefault(int(jid), set()).add(str(name))
-        return {jid: frozenset(names) for jid, names in found.items()}
 
     def _upsert(self, row: Any, scopes: frozenset[str]) -> None:
         jid, status, kind, valid_from, valid_until, dim, blob = row

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
+from typing import Any, cast
 
 import rfc8785
 
@@ -50,8 +50,9 @@ class StoreSecret:
 
     def seal(self, table: str, *values: object) -> str:
         """The seal of one row: the keyed hash of its table name and values (blobs as hex)."""
-        plain = [
-            bytes(v).hex() if isinstance(v, bytes | bytearray | memoryview) else v for v in values
+        plain: list[object] = [
+            bytes(cast(bytes, v)).hex() if isinstance(v, bytes | bytearray | memoryview) else v
+            for v in values
         ]
         return self.hash([table, *plain])
 

@@ -11,7 +11,8 @@ import anyio
 import pytest
 
 from app.mcp.project_scope import ProjectBinding
-from mama_core.memory import ChangeSet, Engine
+from mama_core.memory import Engine
+from mama_core.model import ChangeSet
 from tests.app.mcp.conftest import mcp_client, structured
 from tests.other_process import commit_elsewhere
 

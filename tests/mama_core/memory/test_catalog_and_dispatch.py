@@ -11,7 +11,6 @@ import pytest
 
 from mama_core.memory import (
     CATALOG,
-    ChangeSet,
     Engine,
     Grant,
     InvalidInputError,
@@ -21,6 +20,7 @@ from mama_core.memory import (
 )
 from mama_core.memory import errors as engine_errors
 from mama_core.memory.catalog import AGENT_ACTIONS, OWNER_ONLY_ACTIONS
+from mama_core.model import ChangeSet
 from tests.mama_core.memory.helpers import (
     AGENT,
     OWNER,

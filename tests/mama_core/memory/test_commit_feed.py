@@ -11,8 +11,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from mama_core.memory import ChangeSet, Engine
+from mama_core.memory import Engine
 from mama_core.memory.commit_feed import changes_of_event
+from mama_core.model import ChangeSet
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save, search_ids
 from tests.other_process import commit_elsewhere
 

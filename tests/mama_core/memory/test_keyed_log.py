@@ -22,8 +22,8 @@ from mama_core.memory import Engine, verify_store
 from mama_core.memory.canonical import canonical_hash, sha256_hex
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import SaveInput
-from mama_core.memory.records import JUDGMENT_COLUMNS, Judgment, content_fields
 from mama_core.memory.tombstones import fingerprint
+from mama_core.model import JUDGMENT_COLUMNS, Judgment, content_fields
 from mama_core.store import DbKey
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
 from tests.mama_core.memory.test_purge_erasure import (

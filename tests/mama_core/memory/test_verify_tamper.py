@@ -72,7 +72,8 @@ def test_rewritten_judgment_text_is_found(busy_engine: Engine) -> None:
 
 
 def test_rewritten_text_with_a_recomputed_hash_is_still_found(busy_engine: Engine) -> None:
-    from mama_core.memory.records import JUDGMENT_COLUMNS, Judgment, content_hash
+    from mama_core.memory.records import content_hash
+    from mama_core.model import JUDGMENT_COLUMNS, Judgment
 
     conn = busy_engine.store.conn
     conn.execute("DROP TRIGGER judgments_text_append_only")

@@ -7,11 +7,12 @@ import threading
 
 import pytest
 
-from mama_core.memory import ChangeSet, Engine, verify_store
+from mama_core.memory import Engine, verify_store
 from mama_core.memory.calls import command_for
 from mama_core.memory.dispatcher import prepare_call
 from mama_core.memory.routes import MUTATIONS
 from mama_core.memory.writer import Applied, Tx
+from mama_core.model import ChangeSet
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, event_count, save, search_ids
 
 

@@ -3,11 +3,6 @@ resumable after an interruption, never for a purged row."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
-
 import pytest
 
 from mama_core.embeddings import GgufEmbedder
@@ -57,23 +52,3 @@ def test_reembed_fills_every_vector_and_resumes(world: World, new_model: GgufEmb
     recall = Recall(world.reader, new_model, cache)
     hits = recall.search(RecallQuery("meeting room 7 projector", scopes=["global"]))
     assert hits[0].id == ids[7]
-
-
-def test_reembed_writes_through_a_writer_hook(world: World, new_model: GgufEmbedder) -> None:
-    """``run_on_writer`` hands each batch's write to the thread that owns the
-    write connection (the engine's writer, once it offers such a hook)."""
-    for i in range(3):
-        world.save(f"Reminder {i}: water the plants")
-    threads: set[str] = set()
-
-    def on_writer(fn: Callable[[Any], Any]) -> Future[Any]:
-        def run(conn: Any) -> Any:
-            threads.add(threading.current_thread().name)
-            return fn(conn)
-
-        return writer.submit(run, world.store.conn)
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="writer") as writer:
-        result = reembed(world.store, new_model, batch=2, run_on_writer=on_writer)
-    assert result.embedded == 3 and result.remaining == 0
-    assert len(threads) == 1 and next(iter(threads)).startswith("writer")

@@ -4,7 +4,8 @@ purged rows are not, and never an event or audit record."""
 from __future__ import annotations
 
 from mama_core.memory import Grant
-from mama_core.recall import KINDS, PRESETS, STATUSES
+from mama_core.model import KINDS, STATUSES
+from mama_core.recall import PRESETS
 from tests.mama_core.recall.world import AGENT, World
 
 

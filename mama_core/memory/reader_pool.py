@@ -4,7 +4,7 @@ threads never touch the writer's connection."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 from mama_core.store import Store, sqlcipher
@@ -22,7 +22,7 @@ class ReaderPool:
         self._closed = False
 
     @contextmanager
-    def borrow(self) -> Iterator[Connection]:
+    def borrow(self) -> Generator[Connection, None, None]:
         """A read connection for the duration of one read."""
         conn = self._take()
         try:
