@@ -137,20 +137,41 @@ def unused_qt_files(modules: list[str]) -> list[Path]:
     return files
 
 
-def strip_debug_sections(bundle: Path) -> list[Path]:
-    """``strip --strip-debug`` every shared library in ``bundle`` that has debug sections,
-    except those auditwheel vendored into ``*.libs`` folders (patchelf-ed: stripping
-    them leaves an unloadable file). Returns the stripped files."""
+def strip_symbols(bundle: Path) -> list[Path]:
+    """``strip --strip-unneeded`` every shared library in ``bundle`` that carries a symbol
+    table or debug sections, except those auditwheel patched (vendored into a ``*.libs``
+    folder, or pointing at one by RUNPATH): patchelf-ed files come out of ``strip``
+    unloadable ("ELF load command address/offset not page-aligned"), which is why the
+    spec does not use PyInstaller's own strip. Returns the stripped files."""
     stripped: list[Path] = []
     for path in sorted(bundle.rglob("*.so*")):
         if path.is_symlink() or not path.is_file():
             continue
         if any(part.endswith(".libs") for part in path.relative_to(bundle).parts):
             continue
+        dynamic = subprocess.run(
+            ["readelf", "-d", "-W", str(path)], capture_output=True, text=True, check=False
+        ).stdout
+        if ".libs" in dynamic:
+            continue
         sections = subprocess.run(
             ["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=False
         ).stdout
-        if ".debug_" in sections:
-            subprocess.run(["strip", "--strip-debug", str(path)], check=True)
+        if ".symtab" in sections or ".debug_" in sections:
+            subprocess.run(["strip", "--strip-unneeded", str(path)], check=True)
             stripped.append(path)
     return stripped
+
+
+def link_duplicates(folder: Path) -> list[Path]:
+    """Replace each ``libX.so`` in ``folder`` that is a byte copy of its ``libX.so.N``
+    by a relative link to it (llama-cpp-python's wheel ships copies, not links)."""
+    linked: list[Path] = []
+    for path in sorted(folder.glob("*.so")):
+        for versioned in sorted(folder.glob(f"{path.name}.[0-9]*")):
+            if not versioned.is_symlink() and versioned.read_bytes() == path.read_bytes():
+                path.unlink()
+                path.symlink_to(versioned.name)
+                linked.append(path)
+                break
+    return linked
