@@ -9,7 +9,10 @@ UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
-.PHONY: run test setup lint typecheck pytest clean
+.PHONY: run test setup lint typecheck pytest clean bundle bundle-test
+
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -n 1)
+ARCHIVE := dist/mama-$(VERSION)-linux-$(shell uname -m).tar.gz
 
 run: setup
 	.venv/bin/mama
@@ -36,5 +39,18 @@ typecheck:
 pytest:
 	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest
 
+# The installable app: a PyInstaller one-folder bundle (dist/mama/) and its archive.
+bundle: setup
+	rm -rf dist/mama $(ARCHIVE)
+	.venv/bin/pyinstaller --noconfirm --log-level WARN --distpath dist \
+	  --workpath build/pyinstaller packaging/mama.spec
+	cp packaging/install.sh packaging/uninstall.sh dist/mama/
+	tar -C dist -czf $(ARCHIVE) mama
+	.venv/bin/python packaging/bundle_report.py dist/mama $(ARCHIVE)
+
+# Unpack the archive somewhere else and use it as a person would (packaging/tests).
+bundle-test: bundle
+	MAMA_BUNDLE_ARCHIVE=$(abspath $(ARCHIVE)) .venv/bin/python -m pytest packaging/tests -p no:randomly -q
+
 clean:
-	rm -rf .venv $(TOOLS)
+	rm -rf .venv $(TOOLS) build dist

@@ -18,6 +18,7 @@ import click
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.observations import purge_state_line
+from app.provenance import provenance
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.recall import count_missing
 from mama_core.store import latest_version
@@ -79,6 +80,8 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
         packages,
         "  packages: " + ", ".join(f"{name} {version}" for name, version in packages.items()),
     )
+    install = provenance()
+    report.add("install", install.as_fact(), install.describe())
     report.add("data_folder", str(obj.paths.home), f"data folder: {obj.paths.home}")
     report.add("cache_folder", str(obj.paths.cache), f"cache folder: {obj.paths.cache}")
     key = obj.key

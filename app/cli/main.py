@@ -41,7 +41,14 @@ INTERNAL_ERROR_EXIT = 70
     is_flag=True,
     help="Work on the coding agents' development memory (dev-memory.db), not yours.",
 )
-@click.version_option(package_name="mama", prog_name="mama")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx, value),
+    help="Show the version and the commit it was built from, then exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
     """MAMA: your personal work agent, with a memory you can trust."""
@@ -49,6 +56,14 @@ def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
     if ctx.invoked_subcommand is None:
         # Until the desktop app lands, launching MAMA checks the installation.
         ctx.invoke(doctor)
+
+
+def _print_version(ctx: click.Context, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from app.provenance import provenance
+
+        click.echo(provenance().version_line())
+        ctx.exit()
 
 
 cli.add_command(doctor)

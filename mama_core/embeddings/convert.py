@@ -17,6 +17,7 @@ import importlib.resources
 import json
 import os
 import secrets
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,12 @@ WORD_START = "\u2581"  # llama.cpp's WordPiece marks whole words, not continuati
 _CHUNK = 1 << 20
 
 ConvertProgress = Callable[[int, int, str], None]
+
+# A bundle (PyInstaller) ships the default model already converted, in this folder
+# of its data folder, with a manifest naming the file and the model id: a first
+# start converts nothing and the bundle need not carry the source weights.
+BUNDLED_MODELS_DIR = "models"
+BUNDLED_MANIFEST = "default-model.json"
 
 
 def default_model_source() -> Path:
@@ -131,7 +138,12 @@ def ensure_default_model_with_id(
     *,
     src_dir: Path | None = None,
 ) -> tuple[Path, str]:
-    """Like ``ensure_default_model``, also returning the model id (one hash, not two)."""
+    """Like ``ensure_default_model``, also returning the model id (one hash, not two).
+
+    A bundle's prebuilt default model (``bundled_default_model``) is used as it is.
+    """
+    if src_dir is None and (bundled := bundled_default_model()) is not None:
+        return bundled
     src = default_model_source() if src_dir is None else src_dir
     src_hash = source_hash(src)
     out = cache_dir / default_model_file_name(src_hash)
@@ -148,6 +160,37 @@ def ensure_default_model_with_id(
             ) from exc
         convert_bert_to_gguf(src, out, progress, name=DEFAULT_MODEL_NAME)
     return out, default_model_id(src_hash)
+
+
+def bundled_models_dir() -> Path | None:
+    """The bundle's folder of prebuilt models (under ``sys._MEIPASS``), or None in a checkout."""
+    root = getattr(sys, "_MEIPASS", None)
+    return Path(root) / BUNDLED_MODELS_DIR if root else None
+
+
+def bundled_default_model() -> tuple[Path, str] | None:
+    """(path, model id) of the default model a bundle ships converted, if there is one."""
+    folder = bundled_models_dir()
+    if folder is None or not (folder / BUNDLED_MANIFEST).is_file():
+        return None
+    manifest = _read_json(folder / BUNDLED_MANIFEST)
+    path = folder / str(manifest.get("file", ""))
+    model_id = manifest.get("model_id")
+    if not isinstance(model_id, str) or not model_id or not path.is_file():
+        raise ModelError(
+            f"The bundled embedding model in {folder} is incomplete; reinstall MAMA.",
+            details={"path": str(folder)},
+        )
+    return path, model_id
+
+
+def write_bundled_manifest(folder: Path, model_file: Path, model_id: str) -> Path:
+    """Record ``model_file`` (already in ``folder``) as the bundle's default model."""
+    path = folder / BUNDLED_MANIFEST
+    path.write_text(
+        json.dumps({"file": model_file.name, "model_id": model_id}, indent=2) + "\n", "utf-8"
+    )
+    return path
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,177 @@
+"""What the PyInstaller spec (``packaging/mama.spec``) computes before it analyses the app.
+
+Kept out of the spec so it can be read, linted and typed like the rest: the
+version and commit baked into the bundle, the default embedding model converted
+once at build time (whichever model the app's default settings name), and the
+PySide6 modules the app does not use (left out of the bundle).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from app.provenance import BUILD_INFO_NAME, git_commit  # noqa: E402
+from mama_core.embeddings.convert import (  # noqa: E402
+    BUNDLED_MODELS_DIR,
+    write_bundled_manifest,
+)
+
+QT_MODULES_USED = ("QtCore", "QtGui", "QtWidgets", "QtNetwork", "QtDBus")
+"""What ui/qt.py imports, plus QtDBus, which Qt's own tray and desktop-theme code
+(StatusNotifierItem, the portal) load on Linux."""
+
+GTK_STACK = (
+    "libgtk-3.",
+    "libgdk-3.",
+    "libgdk_pixbuf-2.0.",
+    "libatk-1.0.",
+    "libatk-bridge-2.0.",
+    "libatspi.",
+    "libcairo.",
+    "libcairo-gobject.",
+    "libpango-1.0.",
+    "libpangocairo-1.0.",
+    "libpangoft2-1.0.",
+    "libharfbuzz.",
+    "libfribidi.",
+    "libthai.",
+    "libdatrie.",
+    "libgraphite2.",
+    "libpixman-1.",
+    "libepoxy.",
+    "libXcomposite.",
+    "libXdamage.",
+    "libXi.",
+    "libXinerama.",
+    "libXrandr.",
+    "libXcursor.",
+)
+"""Libraries only Qt's GTK 3 theme plugin needs (it is left out of the bundle)."""
+
+OTHER_QT_BINDINGS = ("PyQt5", "PyQt6", "PySide2", "shiboken2")
+"""Bindings qasync probes for; none may be bundled beside PySide6."""
+
+
+@dataclass(frozen=True)
+class BundleInputs:
+    version: str
+    commit: str
+    staging: Path
+    """Holds ``mama_build.json`` and ``models/`` to add to the bundle's data folder."""
+    model_id: str
+    model_file: Path
+
+
+def project_version(root: Path = ROOT) -> str:
+    """The version in pyproject.toml (the one truth, also for the archive's name)."""
+    with (root / "pyproject.toml").open("rb") as fh:
+        return str(tomllib.load(fh)["project"]["version"])
+
+
+def prepare(staging: Path, model_cache: Path) -> BundleInputs:
+    """Write the build info and the converted default model into ``staging``."""
+    if staging.exists():
+        shutil.rmtree(staging)
+    models = staging / BUNDLED_MODELS_DIR
+    models.mkdir(parents=True)
+    version = project_version()
+    commit, modified = git_commit(ROOT)
+    info = {
+        "version": version,
+        "commit": commit,
+        "modified": modified,
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+    }
+    (staging / BUILD_INFO_NAME).write_text(json.dumps(info, indent=2) + "\n", "utf-8")
+    model_file, model_id = default_model(model_cache)
+    shipped = models / model_file.name
+    shutil.copyfile(model_file, shipped)
+    write_bundled_manifest(models, shipped, model_id)
+    return BundleInputs(version, commit, staging, model_id, shipped)
+
+
+def default_model(model_cache: Path) -> tuple[Path, str]:
+    """(GGUF file, model id) of the embedding model a new owner's settings use,
+    converted into ``model_cache`` if it is not there yet."""
+    from app.settings import Settings
+    from mama_core.embeddings import load_embedder
+
+    embedder = load_embedder(Settings().embedding_model_path, model_cache)
+    return Path(embedder.model_path), str(embedder.model_id)
+
+
+def unused_qt_modules() -> list[str]:
+    """The PySide6 modules installed here that the app does not use, as import names."""
+    import PySide6
+
+    folder = Path(PySide6.__file__).parent
+    names = {path.name.split(".", 1)[0] for path in folder.glob("Qt*.*so")}
+    names |= {path.name.split(".", 1)[0] for path in folder.glob("Qt*.pyd")}
+    return sorted(f"PySide6.{name}" for name in names if name not in QT_MODULES_USED)
+
+
+def unused_qt_files(modules: list[str]) -> list[Path]:
+    """The venv's files of the left-out modules: their binding and their Qt library."""
+    import PySide6
+
+    folder = Path(PySide6.__file__).parent
+    files: list[Path] = []
+    for module in modules:
+        name = module.removeprefix("PySide6.")
+        qt_lib = f"lib{name[:2]}6{name[2:]}.so"
+        for path in [*folder.glob(f"{name}.*"), *(folder / "Qt" / "lib").glob(f"{qt_lib}*")]:
+            if path.is_file() and not path.is_symlink():
+                files.append(path)
+    return files
+
+
+def strip_symbols(bundle: Path) -> list[Path]:
+    """``strip --strip-unneeded`` every shared library in ``bundle`` that carries a symbol
+    table or debug sections, except those auditwheel patched (vendored into a ``*.libs``
+    folder, or pointing at one by RUNPATH): patchelf-ed files come out of ``strip``
+    unloadable ("ELF load command address/offset not page-aligned"), which is why the
+    spec does not use PyInstaller's own strip. Returns the stripped files."""
+    stripped: list[Path] = []
+    for path in sorted(bundle.rglob("*.so*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        if any(part.endswith(".libs") for part in path.relative_to(bundle).parts):
+            continue
+        dynamic = subprocess.run(
+            ["readelf", "-d", "-W", str(path)], capture_output=True, text=True, check=False
+        ).stdout
+        if ".libs" in dynamic:
+            continue
+        sections = subprocess.run(
+            ["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=False
+        ).stdout
+        if ".symtab" in sections or ".debug_" in sections:
+            subprocess.run(["strip", "--strip-unneeded", str(path)], check=True)
+            stripped.append(path)
+    return stripped
+
+
+def link_duplicates(folder: Path) -> list[Path]:
+    """Replace each ``libX.so`` in ``folder`` that is a byte copy of its ``libX.so.N``
+    by a relative link to it (llama-cpp-python's wheel ships copies, not links)."""
+    linked: list[Path] = []
+    for path in sorted(folder.glob("*.so")):
+        for versioned in sorted(folder.glob(f"{path.name}.[0-9]*")):
+            if not versioned.is_symlink() and versioned.read_bytes() == path.read_bytes():
+                path.unlink()
+                path.symlink_to(versioned.name)
+                linked.append(path)
+                break
+    return linked
