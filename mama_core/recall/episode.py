@@ -24,9 +24,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from mama_core.recall.fusion import Fused
+from mama_core.recall.query import ArmScore
 from mama_core.recall.vector_cache import RowMask, VectorCache
 
 STAGE = "episode-v1"
+# How a hit raised by this stage names it in ``RecallHit.arms`` / ``found_by``:
+# rank is the best rank of the hit it neighbours, score the bonus it lent.
+STAGE_ARM = "episode"
 
 
 def with_episode_neighbours(
@@ -57,9 +61,16 @@ def with_episode_neighbours(
     out: list[Fused] = []
     for item in fused:
         rank = best.pop(item.id, None)
-        bonus = 0.0 if rank is None else weight / (k + rank)
-        out.append(Fused(item.id, item.score + bonus, item.arms))
-    # Neighbours no arm ranked: they enter on the bonus alone.
-    out.extend(Fused(jid, weight / (k + rank), {}) for jid, rank in best.items())
+        if rank is None:
+            out.append(item)
+            continue
+        bonus = weight / (k + rank)
+        arms = {**item.arms, STAGE_ARM: ArmScore(rank, bonus)}
+        out.append(Fused(item.id, item.score + bonus, arms))
+    # Neighbours no arm ranked enter on the bonus alone.
+    out.extend(
+        Fused(jid, weight / (k + rank), {STAGE_ARM: ArmScore(rank, weight / (k + rank))})
+        for jid, rank in best.items()
+    )
     out.sort(key=lambda f: (-round(f.score, 12), -f.id))
     return out

@@ -42,6 +42,11 @@ def test_neighbour_of_a_top_hit_moves_ahead_of_its_twin(world: World) -> None:
     }
     assert after[twin] == before[twin]
     assert after[answered] > before[answered]
+    # A hit the stage raised says so, naming the rank of the hit it neighbours.
+    explained = {h.id: h for h in world.search("courier for the Lisbon shipments", config=EPISODE)}
+    assert "episode" in explained[answered].found_by
+    assert explained[answered].arms["episode"].rank == 1
+    assert "episode" not in explained[twin].found_by
 
 
 def test_the_stage_reaches_only_the_same_event_time(world: World) -> None:
