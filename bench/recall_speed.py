@@ -11,7 +11,8 @@ the public sets:
 
 - recall p50/p95 with the query vector given (embedding excluded), for the
   default preset with the owner's scopes (every row is a candidate: the worst
-  case), the BM25-only and vector-only presets, and an agent bound to one project;
+  case), the BM25-only, vector-only and episode presets, and an agent bound to
+  one project;
 - the floor: a bare numpy top-k (product, ``argpartition``, sort) over the very
   same float32 matrix, in the same run, the faster of BLAS ``M @ q`` and
   ``einsum`` (both are in the JSON);
@@ -144,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fused = run("default", scopes)
         bm25 = run("bm25_only", scopes)
         vector = run("vector_only", scopes)
+        episode = run("episode", scopes)
         agent = run("default", ["project:web"])
         _, matrix = cache.matrix()
         floor_blas = timed(
@@ -161,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "recall_ms": {"p50": f50, "p95": f95},
             "bm25_only_ms": dict(zip(("p50", "p95"), percentiles(bm25), strict=True)),
             "vector_only_ms": dict(zip(("p50", "p95"), percentiles(vector), strict=True)),
+            "episode_ms": dict(zip(("p50", "p95"), percentiles(episode), strict=True)),
             "agent_one_project_ms": dict(zip(("p50", "p95"), percentiles(agent), strict=True)),
             "floor_ms": {"p50": fl50, "p95": fl95},
             "floor_blas_ms": dict(zip(("p50", "p95"), percentiles(floor_blas), strict=True)),
@@ -175,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{percentiles(vector)[0]:>11.2f} {percentiles(agent)[0]:>10.2f} {fl50:>10.2f} "
             f"{fl95:>7.2f} {row['ratio_p50']:>6.2f} {row['cache_mb']:>9.1f} {row['rss_mb']:>7.0f}"
         )
+        print(f"{'':>8} episode preset (default + episode-v1) p50 {percentiles(episode)[0]:.2f} ms")
     recall.close()
     cache_conn.close()
     grow.close()

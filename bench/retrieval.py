@@ -6,8 +6,9 @@
 For each store the protocol calls for (``bench.datasets``), memories are saved
 through the real engine as the owner into a temporary encrypted store, vectors
 come from the real GGUF model (cached by content hash between runs), and each
-question is answered by ``Recall.search`` with three presets — fused (default),
-BM25 only, vector only — plus a plain BM25 baseline (``bench.plain_bm25``)
+question is answered by ``Recall.search`` with four presets — fused (default),
+BM25 only, vector only, and episode (default plus the ``episode-v1`` neighbour
+stage) — plus a plain BM25 baseline (``bench.plain_bm25``)
 measured in the same run. Rankings keep the top 100 (the default arm depth);
 MRR is over that list. Ends with the line
 ``overall recall@5=… recall@10=… mrr=…`` (LoCoMo: evidence recall in percent
@@ -49,6 +50,7 @@ METHODS: dict[str, RecallConfig] = {
     "fused": PRESETS["default"],
     "bm25": PRESETS["bm25_only"],
     "vector": PRESETS["vector_only"],
+    "episode": PRESETS["episode"],
 }
 BASELINE = "plain-bm25"
 
@@ -225,8 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         "methods: fused = default preset; bm25 / vector = the bm25_only / vector_only presets "
-        "(same code path); plain-bm25 = rank_bm25-style Okapi over lowercase alphanumeric "
-        "tokens, in memory, as the README's reference"
+        "(same code path); episode = default + episode-v1 neighbours; plain-bm25 = "
+        "rank_bm25-style Okapi over lowercase alphanumeric tokens, in memory, as the README's "
+        "reference"
     )
     print()
     if args.dataset == "locomo":

@@ -45,6 +45,10 @@ class RecallConfig:
     Boosts are off by default: ``recency_weight`` adds up to that many RRF "rank-1
     units" for recent validity, decaying with ``recency_half_life_days``;
     ``topic_weight`` adds that many units when a query word is in the topic.
+    ``episode_weight`` (off by default) switches on the ``episode-v1`` stage
+    (``recall.episode``): each of the top ``episode_seeds`` fused hits lends
+    ``episode_weight / (k + its rank)`` to the judgments within ``episode_width``
+    ids of it that share its event time.
     """
 
     name: str = "default"
@@ -59,6 +63,9 @@ class RecallConfig:
     recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
     topic_weight: float = 0.0
+    episode_weight: float = 0.0
+    episode_seeds: int = 10
+    episode_width: int = 1
 
     def __post_init__(self) -> None:
         if self.rrf_k < 0:
@@ -67,7 +74,15 @@ class RecallConfig:
             raise ValueError("arm_depth must be >= 1")
         if len(self.bm25_weights) != 3:
             raise ValueError("bm25_weights needs one weight per column: topic, summary, details")
-        for name in ("bm25_weight", "trigram_weight", "vector_weight", "recency_weight"):
+        if self.episode_seeds < 1 or self.episode_width < 1:
+            raise ValueError("episode_seeds and episode_width must be >= 1")
+        for name in (
+            "bm25_weight",
+            "trigram_weight",
+            "vector_weight",
+            "recency_weight",
+            "episode_weight",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         if self.recency_half_life_days <= 0:
@@ -101,6 +116,11 @@ class RecallConfig:
             parts.append(f"recency={self.recency_weight:g}/{self.recency_half_life_days:g}d")
         if self.topic_weight > 0:
             parts.append(f"topic={self.topic_weight:g}")
+        if self.episode_weight > 0:
+            parts.append(
+                f"episode-v1={self.episode_weight:g}"
+                f"/seeds={self.episode_seeds}/width={self.episode_width}"
+            )
         return " ".join(parts)
 
     def with_changes(self, **changes: Any) -> RecallConfig:
@@ -116,6 +136,7 @@ PRESETS: MappingProxyType[str, RecallConfig] = MappingProxyType(
         "bm25_only": RecallConfig(name="bm25_only", vector_weight=0.0),
         "vector_only": RecallConfig(name="vector_only", bm25_weight=0.0, trigram_weight=0.0),
         "recent": RecallConfig(name="recent", recency_weight=1.0),
+        "episode": RecallConfig(name="episode", episode_weight=0.5),
     }
 )
 

@@ -30,6 +30,7 @@ import numpy as np
 from mama_core.clock import to_utc
 from mama_core.embeddings.base import Embedder
 from mama_core.recall.config import PRESETS, RecallConfig
+from mama_core.recall.episode import with_episode_neighbours
 from mama_core.recall.fusion import Fused, Ranked, rrf
 from mama_core.recall.history import predecessors
 from mama_core.recall.lexical_arm import lexical_arms
@@ -37,7 +38,7 @@ from mama_core.recall.lexical_query import build_lexical_query, split_runs
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import RecallHit, RecallQuery
 from mama_core.recall.rows import Row, fetch_rows
-from mama_core.recall.vector_cache import VectorCache
+from mama_core.recall.vector_cache import RowMask, VectorCache
 from mama_core.store.connection import Connection
 
 ConnectionSource = Connection | Callable[[], Connection]
@@ -127,14 +128,26 @@ class Recall:
         if predicate.selects_nothing or not query.text.strip():
             return []
         depth = max(cfg.arm_depth, query.limit)
+        # The predicate over the cache's rows, once, for every arm and stage.
+        rows = self.cache.predicate_mask(predicate) if self.cache is not None else None
         with self._connection() as conn:
-            arms = self._arms(conn, query.text, predicate, depth, cfg, query_vector)
+            arms = self._arms(conn, query.text, predicate, depth, cfg, query_vector, rows)
             weights = {
                 "bm25": cfg.bm25_weight,
                 "trigram": cfg.trigram_weight,
                 "vector": cfg.vector_weight,
             }
             fused = rrf(arms, weights, cfg.rrf_k)
+            if cfg.episode_weight > 0 and self.cache is not None and rows is not None:
+                fused = with_episode_neighbours(
+                    fused,
+                    self.cache,
+                    rows,
+                    weight=cfg.episode_weight,
+                    seeds=cfg.episode_seeds,
+                    width=cfg.episode_width,
+                    k=cfg.rrf_k,
+                )
             if cfg.recency_weight > 0 or cfg.topic_weight > 0:
                 fused = self._boost(conn, fused, query, predicate, cfg)
             hits = _materialise(conn, fused, predicate, query.limit)
@@ -150,6 +163,7 @@ class Recall:
         depth: int,
         cfg: RecallConfig,
         query_vector: np.ndarray | None,
+        rows: RowMask | None,
     ) -> dict[str, list[Ranked]]:
         """Every enabled arm's ranked list, in a fixed order (bm25, trigram, vector).
 
@@ -157,8 +171,6 @@ class Recall:
         this one embeds the query and scores vectors: SQLite and numpy both release
         the GIL, so the two halves overlap on a second core.
         """
-        # The predicate over the cache's rows, once, for every arm.
-        rows = self.cache.predicate_mask(predicate) if self.cache is not None else None
         lexical = build_lexical_query(text) if cfg.lexical_enabled else None
         vector_arm = cfg.vector_enabled and self.cache is not None
 

@@ -283,6 +283,27 @@ class VectorCache:
             ]
             return sum(a.nbytes for a in arrays)
 
+    def episode_neighbours(self, ids: Iterable[int], width: int) -> list[tuple[int, int]]:
+        """``(id, neighbour)`` pairs: judgments within ``width`` ids of each id that share
+        its event time (``valid_from``), i.e. saved next to it from the same episode.
+
+        The predicate is not applied here: the caller checks neighbours against its mask.
+        """
+        pairs: list[tuple[int, int]] = []
+        with self._lock:
+            for jid in ids:
+                row = self._row_index(int(jid))
+                if row < 0:
+                    continue
+                when = self._valid_from.data[row]
+                for step in (-1, 1):
+                    for offset in range(1, width + 1):
+                        other = self._row_index(int(jid) + step * offset)
+                        if other < 0 or self._valid_from.data[other] != when:
+                            break
+                        pairs.append((int(jid), int(jid) + step * offset))
+        return pairs
+
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """Read-only views of the ids and the vector rows, in cache order.
 
