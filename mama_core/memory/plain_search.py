@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from mama_core.memory.calls import Call
+from mama_core.memory.dispatcher import Call
 from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
@@ -35,10 +35,9 @@ def quote_fts(text: str) -> str | None:
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in tokens)
 
 
-def search(conn: Connection, call: Call) -> dict[str, Any]:
+def search(conn: Connection, call: Call[SearchInput]) -> dict[str, Any]:
     """Run memory.search for ``call`` on a read connection."""
     inp = call.input
-    assert isinstance(inp, SearchInput)
     statuses = ["active"]
     if inp.statuses is not None:
         statuses = sorted({s.value for s in inp.statuses})

@@ -11,16 +11,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory.calls import Call, Env
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import TombstoneListInput
 from mama_core.store.connection import Connection
 
 
-def list_tombstones(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "tombstone.list",
+    TombstoneListInput,
+    description="List tombstones: what each blocks, who made it, whether it was lifted.",
+    owner_only=True,
+)
+def list_tombstones(conn: Connection, call: Call[TombstoneListInput], env: Env) -> dict[str, Any]:
     """Tombstones newest first, within the caller's scopes."""
     inp = call.input
-    assert isinstance(inp, TombstoneListInput)
     where: list[str] = []
     params: list[object] = []
     if not call.grant.all_scopes:

@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from mama_core.memory import clock, ownership
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import require_status, supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
@@ -28,10 +28,17 @@ from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.writer import Applied, Command, Tx
 
 
-def save_command(call: Call, env: Env) -> Command:
+@mutation(
+    "memory.save",
+    SaveInput,
+    description=(
+        "Save a judgment (decision, fact, preference, constraint, lesson, workflow, "
+        "task, schedule). Guidance you save is proposed for the owner's review."
+    ),
+)
+def save_command(call: Call[SaveInput], env: Env) -> Command:
     """Prepare a save: scopes resolved and the vector computed outside the transaction."""
     inp = call.input
-    assert isinstance(inp, SaveInput)
     scopes = write_scopes(call.grant, inp.scopes)
     text = embedding_text(inp.topic, inp.summary, inp.details, inp.applies_when)
     vector = None if call.replay_known else env.embed(text)
