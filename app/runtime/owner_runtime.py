@@ -32,7 +32,7 @@ from app.backends.base import (
     TurnRequest,
 )
 from app.backends.command_mode import CommandModeBackend
-from app.backends.tools import ToolBox, agent_tools
+from app.backends.toolbox import ToolBox, agent_tools
 from app.runtime.channel import OwnerChannel
 from app.runtime.clock import Clock, SystemClock
 from app.runtime.context import ContextBuilder, ContextSettings
