@@ -164,10 +164,22 @@ def query(
 
 def spec_for_input(model: BaseModel) -> ActionSpec[Any]:
     """The action whose input ``model`` is (each input model belongs to one action)."""
-    spec = _BY_MODEL.get(type(model))
+    return spec_for_input_type(type(model))
+
+
+def parse_input(model: type[InputT], /, **fields: Any) -> InputT:
+    """``model`` from ``fields`` for an in-process caller, refused exactly as ``dispatch``
+    would refuse the same payload (``invalid_input`` naming the fields, never a
+    pydantic error)."""
+    return validate(spec_for_input_type(model), fields)
+
+
+def spec_for_input_type(model: type[InputT]) -> ActionSpec[InputT]:
+    """The action that takes input model ``model``."""
+    spec: ActionSpec[InputT] | None = _BY_MODEL.get(model)
     if spec is None:
         raise UnknownActionError(
-            f"No action takes {type(model).__name__}.", details={"input": type(model).__name__}
+            f"No action takes {model.__name__}.", details={"input": model.__name__}
         )
     return spec
 
@@ -247,7 +259,7 @@ def _admit(
     return Call(spec, model, session, grant, command_id, canonical_hash(data))
 
 
-def validate(spec: ActionSpec[Any], payload: Mapping[str, Any]) -> BaseModel:
+def validate(spec: ActionSpec[InputT], payload: Mapping[str, Any]) -> InputT:
     """The action's input model from ``payload``, or ``invalid_input`` naming the fields."""
     if not isinstance(payload, Mapping):
         raise InvalidInputError(
