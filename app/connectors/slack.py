@@ -29,53 +29,45 @@ waited out in place through the sdk's retry handlers (three times at most); a lo
 one ends the poll with ``ConnectorError(RATE_LIMITED, retry_after=…)`` for the
 runtime's scheduler. Every other failure is a ``ConnectorError`` with one line.
 
-The cursor is JSON: ``{"v": 1, "channels": {id: last ts}, "threads": {"<channel
-id>/<parent ts>": [last reply ts read, latest reply ts known]}}``. Thread entries go
-when they are read up and their parent has left the window, and at most
-``MAX_THREADS`` are kept. A poll stopped by ``limit`` returns ``more=True`` with a
-cursor that resumes right after the last item it returned, in every channel and
-thread.
+A message is read once: an edit or deletion after it was read is not followed
+(an observation is what was said, when it was read).
+
+The cursor (``slack_cursor``) keeps the last ``ts`` per channel and, per followed
+thread, the last reply read. A poll stopped by ``limit`` returns ``more=True`` with
+a cursor that resumes right after the last item it returned, in every channel and
+thread; items of one batch come oldest first.
+
+Scopes a Slack app needs: ``channels:read`` and ``channels:history`` (public
+channels), ``groups:read`` and ``groups:history`` (private ones the app is in),
+``users:read`` (names).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from app.connectors.base import Batch, ConnectorError, Item, Problem
+from app.connectors.slack_cursor import SlackCursor, is_ts, max_ts, ts_key, ts_of_seconds, ts_time
+from app.connectors.slack_errors import SlackRefused, WaitOutShortRateLimits, translate
 from app.connectors.slack_text import mentioned_users, render
 
 DEFAULT_BASE_URL = "https://slack.com/api/"
 REQUEST_TIMEOUT = 30
 """Seconds one Web API request may take before the poll fails as unavailable."""
-MAX_THREADS = 5000
-"""Thread entries kept in the cursor (the newest parents win)."""
 KEPT_SUBTYPES = frozenset({"", "thread_broadcast", "file_share", "me_message"})
-AUTH_ERRORS = frozenset(
-    {"invalid_auth", "not_authed", "token_revoked", "token_expired", "account_inactive"}
-)
-PERMISSION_ERRORS = frozenset({"no_permission", "ekm_access_denied", "access_denied"})
 _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
-_TS = re.compile(r"^\d+(\.\d+)?$")
 
 OPTIONS_HELP: dict[str, str] = {
     "channels": 'the channels to read: names like "#general" or ids like "C0123ABCD"',
@@ -158,82 +150,6 @@ class _Channel:
         return f"#{self.name}" if self.name != self.id else self.id
 
 
-class _Refused(ConnectorError):
-    """A Slack API error, translated; ``code`` keeps Slack's own name for it."""
-
-    def __init__(self, problem: Problem, message: str, code: str, **kw: Any) -> None:
-        super().__init__(problem, message, **kw)
-        self.code = code
-
-
-@dataclass
-class _Cursor:
-    channels: dict[str, str] = field(default_factory=dict)
-    threads: dict[str, list[str]] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, text: str | None) -> _Cursor:
-        if not text:
-            return cls()
-        try:
-            data = json.loads(text)
-            channels = {str(k): str(v) for k, v in dict(data.get("channels", {})).items()}
-            threads = {
-                str(k): [str(v[0]), str(v[1])] for k, v in dict(data.get("threads", {})).items()
-            }
-        except (ValueError, TypeError, AttributeError, IndexError, KeyError):
-            raise ConnectorError(
-                Problem.CONFIG, "the stored Slack cursor is unreadable: reset this connector"
-            ) from None
-        stamps = [*channels.values(), *(k.partition("/")[2] for k in threads)]
-        stamps += [ts for pair in threads.values() for ts in pair]
-        if not all(_TS.match(t) for t in stamps):
-            raise ConnectorError(
-                Problem.CONFIG, "the stored Slack cursor is unreadable: reset this connector"
-            )
-        return cls(channels, threads)
-
-    def dump(self) -> str:
-        return json.dumps(
-            {"v": 1, "channels": self.channels, "threads": self.threads},
-            sort_keys=True,
-            separators=(",", ":"),
-        )
-
-    def note_thread(self, channel: _Channel, message: Mapping[str, Any]) -> None:
-        """Remember a parent's latest reply, so a thread with new replies gets read."""
-        ts = str(message.get("ts", ""))
-        latest = str(message.get("latest_reply") or "")
-        if message.get("thread_ts") != ts or not _TS.match(latest):
-            return
-        key = f"{channel.id}/{ts}"
-        read, known = self.threads.get(key, [ts, ts])
-        self.threads[key] = [read, _max_ts(known, latest)]
-
-    def waiting(self, channel: _Channel) -> list[str]:
-        """Parent ts of this channel's threads with replies not read yet, oldest first."""
-        prefix = f"{channel.id}/"
-        parents = [
-            key[len(prefix) :]
-            for key, (read, latest) in self.threads.items()
-            if key.startswith(prefix) and _key(latest) > _key(read)
-        ]
-        return sorted(parents, key=_key)
-
-    def prune(self, window_start: str, channel_ids: set[str]) -> None:
-        self.channels = {c: t for c, t in self.channels.items() if c in channel_ids}
-        kept: dict[str, list[str]] = {}
-        for key, (read, latest) in self.threads.items():
-            channel_id, _, parent = key.partition("/")
-            waiting = _key(latest) > _key(read)
-            if channel_id in channel_ids and (waiting or _key(parent) >= _key(window_start)):
-                kept[key] = [read, latest]
-        if len(kept) > MAX_THREADS:
-            newest = sorted(kept, key=lambda k: _key(k.partition("/")[2]), reverse=True)
-            kept = {k: kept[k] for k in newest[:MAX_THREADS]}
-        self.threads = kept
-
-
 @dataclass
 class _Run:
     """One poll's budget and what it has taken so far."""
@@ -243,38 +159,6 @@ class _Run:
     seen: set[str] = field(default_factory=set)
     stopped: bool = False
     """True when an item was left for the next poll because the budget ran out."""
-
-
-class _WaitOutShortRateLimits(AsyncRetryHandler):
-    """Retry a 429 after its Retry-After, when that is short; longer waits go to the runtime."""
-
-    def __init__(self, max_wait: float) -> None:
-        super().__init__(max_retry_count=3)
-        self.max_wait = max_wait
-
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        if response is None or response.status_code != 429:
-            return False
-        return _retry_after(response.headers) <= self.max_wait
-
-    async def prepare_for_next_attempt_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> None:
-        state.next_attempt_requested = True
-        await asyncio.sleep(_retry_after(response.headers) if response is not None else 1.0)
-        state.increment_current_attempt()
 
 
 PageFn = Callable[[str | None], Awaitable[dict[str, Any]]]
@@ -308,11 +192,11 @@ class SlackConnector:
 
     async def poll(self, cursor: str | None, limit: int) -> Batch:
         """Read up to ``limit`` new messages and thread replies after ``cursor``."""
-        state = _Cursor.parse(cursor)
+        state = SlackCursor.parse(cursor)
         team = await self._team_info()
         channels = await self._resolve()
         run = _Run(budget=max(1, min(limit, self.options.poll_limit)))
-        window_start = _ts_of_seconds(self._clock() - self.options.thread_lookback_days * 86400)
+        window_start = ts_of_seconds(self._clock() - self.options.thread_lookback_days * 86400)
         for channel in channels:
             await self._poll_channel(team, channel, state, run, window_start)
             if run.stopped:
@@ -344,7 +228,7 @@ class SlackConnector:
     # --- one channel, one thread ------------------------------------------
 
     async def _poll_channel(
-        self, team: _Team, channel: _Channel, state: _Cursor, run: _Run, window_start: str
+        self, team: _Team, channel: _Channel, state: SlackCursor, run: _Run, window_start: str
     ) -> None:
         last = state.channels.get(channel.id)
         start = last or window_start
@@ -355,23 +239,23 @@ class SlackConnector:
             if not _skipped(message) and not await self._take(run, team, channel, message):
                 return
             state.channels[channel.id] = message["ts"]
-            state.note_thread(channel, message)
+            state.note_thread(channel.id, message)
         if not complete:  # read stopped early: the rest waits for the next poll
             run.stopped = True
             return
-        if last is not None and _key(last) > _key(window_start):
+        if last is not None and ts_key(last) > ts_key(window_start):
             window, _ = await self._read(
                 self._history(channel, oldest=window_start, latest=last), window_start, None
             )
             for message in window:
-                state.note_thread(channel, message)
-        for parent in state.waiting(channel):
+                state.note_thread(channel.id, message)
+        for parent in state.waiting(channel.id):
             await self._poll_thread(team, channel, parent, state, run)
             if run.stopped:
                 return
 
     async def _poll_thread(
-        self, team: _Team, channel: _Channel, parent: str, state: _Cursor, run: _Run
+        self, team: _Team, channel: _Channel, parent: str, state: SlackCursor, run: _Run
     ) -> None:
         key = f"{channel.id}/{parent}"
         read, latest = state.threads[key]
@@ -379,7 +263,7 @@ class SlackConnector:
             replies, complete = await self._read(
                 self._replies(channel, parent, oldest=read), read, run.budget + 1
             )
-        except _Refused as refused:
+        except SlackRefused as refused:
             if refused.code != "thread_not_found":
                 raise
             del state.threads[key]  # the parent was deleted: nothing more to read
@@ -392,10 +276,10 @@ class SlackConnector:
                 break
             read = message["ts"]
         if complete:
-            read = _max_ts(read, latest)
+            read = max_ts(read, latest)
         else:
             run.stopped = True
-        state.threads[key] = [read, _max_ts(latest, read)]
+        state.threads[key] = [read, max_ts(latest, read)]
 
     async def _take(
         self, run: _Run, team: _Team, channel: _Channel, message: Mapping[str, Any]
@@ -448,7 +332,7 @@ class SlackConnector:
             channel=channel.label,
             scope=f"channel:slack/{channel.label}",
             author=author,
-            at=_at(ts),
+            at=ts_time(ts),
             text=text,
             metadata=metadata,
         )
@@ -509,10 +393,10 @@ class SlackConnector:
                 m
                 for m in data.get("messages") or []
                 if isinstance(m, dict)
-                and _TS.match(str(m.get("ts", "")))
-                and _key(str(m["ts"])) > _key(after)
+                and is_ts(m.get("ts"))
+                and ts_key(str(m["ts"])) > ts_key(after)
             ]
-            if held and fresh and min(_key(m["ts"]) for m in fresh) < max(map(_key, held)):
+            if held and fresh and min(ts_key(m["ts"]) for m in fresh) < max(map(ts_key, held)):
                 forward = False
             for message in fresh:
                 if message["ts"] not in held:
@@ -583,7 +467,7 @@ class SlackConnector:
                     ),
                     "conversations.list",
                 )
-            except _Refused as refused:
+            except SlackRefused as refused:
                 # Without groups:read a token may still list the public channels.
                 if refused.code != "missing_scope" or types == "public_channel" or names:
                     raise
@@ -603,7 +487,7 @@ class SlackConnector:
             return self._users[user_id]
         try:
             data = await self._guard(self._api().users_info(user=user_id), "users.info")
-        except _Refused as refused:
+        except SlackRefused as refused:
             if refused.code not in ("user_not_found", "user_not_visible"):
                 raise
             data = {}
@@ -633,7 +517,7 @@ class SlackConnector:
                 timeout=REQUEST_TIMEOUT,
                 retry_handlers=[
                     AsyncConnectionErrorRetryHandler(),
-                    _WaitOutShortRateLimits(self.options.rate_limit_wait),
+                    WaitOutShortRateLimits(self.options.rate_limit_wait),
                 ],
             )
         return self._client
@@ -645,7 +529,7 @@ class SlackConnector:
         try:
             response = await call
         except SlackApiError as error:
-            raise _translate(error, method, channel) from error
+            raise translate(error, method, channel) from error
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             host = urlsplit(self.options.base_url).netloc
             raise ConnectorError(
@@ -661,64 +545,6 @@ class SlackConnector:
         return data
 
 
-def _translate(error: SlackApiError, method: str, channel: str | None) -> _Refused:
-    response = error.response
-    status = int(getattr(response, "status_code", 0) or 0)
-    data = response.data if isinstance(response.data, dict) else {}
-    code = str(data.get("error") or "")
-    where = channel or "a channel"
-    if status == 429 or code == "ratelimited":
-        wait = _retry_after(getattr(response, "headers", {}) or {})
-        return _Refused(
-            Problem.RATE_LIMITED,
-            f"Slack asks to wait {wait:g} s (rate limit on {method})",
-            code or "ratelimited",
-            retry_after=wait,
-        )
-    if code in AUTH_ERRORS:
-        return _Refused(
-            Problem.AUTH,
-            f"Slack refused the token ({code}): store a valid bot or user token for it",
-            code,
-        )
-    if code == "missing_scope":
-        needed = str(data.get("needed") or "a scope")
-        return _Refused(
-            Problem.PERMISSION,
-            f"the Slack token lacks the scope {needed} (for {method}): add it to the Slack app"
-            " and reinstall the app",
-            code,
-        )
-    if code == "not_in_channel":
-        return _Refused(
-            Problem.PERMISSION, f"the Slack app is not in {where}: invite it there", code
-        )
-    if code in PERMISSION_ERRORS:
-        return _Refused(Problem.PERMISSION, f"Slack refused {method} on {where} ({code})", code)
-    if code == "channel_not_found":
-        return _Refused(
-            Problem.NOT_FOUND,
-            f"Slack channel {where} not found (deleted, or not visible to this token)",
-            code,
-        )
-    if code in ("thread_not_found", "user_not_found", "user_not_visible"):
-        return _Refused(Problem.NOT_FOUND, f"Slack answered {method} with {code}", code)
-    return _Refused(
-        Problem.UNAVAILABLE,
-        f"Slack answered {method} with {code or f'HTTP {status}'}",
-        code or str(status),
-    )
-
-
-def _retry_after(headers: Mapping[str, Any]) -> float:
-    for name, value in headers.items():
-        if name.lower() == "retry-after":
-            first = value[0] if isinstance(value, list) and value else value
-            with contextlib.suppress(TypeError, ValueError):
-                return max(0.0, float(str(first)))
-    return 30.0
-
-
 def _skipped(message: Mapping[str, Any]) -> bool:
     """Whether a message is not something a person said (see the module docstring)."""
     if message.get("type", "message") != "message" or message.get("hidden"):
@@ -729,25 +555,7 @@ def _skipped(message: Mapping[str, Any]) -> bool:
 
 
 def _ordered(held: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [held[ts] for ts in sorted(held, key=_key)]
-
-
-def _key(ts: str) -> tuple[int, int]:
-    seconds, _, fraction = ts.partition(".")
-    return int(seconds), int((fraction + "000000")[:6])
-
-
-def _max_ts(a: str, b: str) -> str:
-    return a if _key(a) >= _key(b) else b
-
-
-def _ts_of_seconds(seconds: float) -> str:
-    return f"{max(0, int(seconds))}.000000"
-
-
-def _at(ts: str) -> datetime:
-    seconds, micros = _key(ts)
-    return datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=micros)
+    return [held[ts] for ts in sorted(held, key=ts_key)]
 
 
 def _one_line(error: BaseException) -> str:

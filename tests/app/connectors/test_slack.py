@@ -13,6 +13,7 @@ import pytest
 
 from app.connectors.base import Batch, ConnectorError, Item, Problem
 from app.connectors.slack import OPTIONS_HELP, SlackConnector, build
+from app.connectors.slack_text import mentioned_users, render
 from tests.app.connectors.fake_slack import FakeSlack
 
 DAY = 86_400.0
@@ -520,3 +521,54 @@ def test_batches_have_the_shape_the_runtime_stores() -> None:
             await connector.aclose()
 
     run(scenario)
+
+
+def test_without_groups_read_the_public_channels_still_resolve() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        fake.post(general, "U1", "public words", ago=5)
+        fake.fail_next("conversations.list", "missing_scope", needed="groups:read")
+        connector = connect(fake, ["#general"])
+        try:
+            batch = await connector.poll(None, 10)
+        finally:
+            await connector.aclose()
+        assert texts(batch.items) == ["public words"]
+        listed = [c.params.get("types") for c in fake.calls if c.method == "conversations.list"]
+        assert listed == ["public_channel,private_channel", "public_channel"]
+
+    run(scenario)
+
+
+def test_a_thread_deleted_while_waiting_is_dropped_and_the_rest_read() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        parent = fake.post(general, "U1", "parent", ago=100)
+        for i in range(3):
+            fake.reply(general, parent, "U2", f"r{i}", ago=90 - i)
+        connector = connect(fake, ["#general"])
+        try:
+            first = await connector.poll(None, 2)  # parent and r0; r1, r2 wait
+            assert texts(first.items) == ["parent", "r0"] and first.more
+            fake.messages[general].clear()  # the parent is deleted with its thread
+            fake.post(general, "U1", "still here")
+            second = await connector.poll(first.cursor, 10)
+        finally:
+            await connector.aclose()
+        assert texts(second.items) == ["still here"]
+        assert fake.count("conversations.replies", error="thread_not_found") == 1
+        assert json.loads(second.cursor)["threads"] == {}
+
+    run(scenario)
+
+
+def test_markup_edge_cases_render_as_slack_shows_them() -> None:
+    names = {"U1": "Ana"}
+    text = (
+        "<!subteam^S1|@design> <!date^1700000000^{date}|Nov 14> <#C9> <@U1|ana.l> <@U7>"
+        " <https://a.example|https://a.example> a &amp;lt; b"
+    )
+    assert render(text, lambda u: names.get(u, u), {}) == (
+        "@design Nov 14 #C9 @ana.l @U7 https://a.example a &lt; b"
+    )
+    assert mentioned_users("<@U1> <@U2|bo> <@U1> <@U3>") == ["U1", "U3"]
