@@ -8,9 +8,10 @@ What one poll reads, channel by channel in the order the owner listed them:
    ``thread_lookback_days`` days.
 2. **Threads that got new replies**: a thread is read with ``conversations.replies``
    from the last reply already read, when its parent's ``latest_reply`` is newer.
-   Parents are learnt from step 1 and, each poll, by reading the *look-back window*
-   again: the messages of the last ``thread_lookback_days`` days (default 7) before
-   the channel's last ``ts``. A thread whose parent is older than the window is no
+   Parents are learnt from step 1 and by reading the *look-back window* again: the
+   messages of the last ``thread_lookback_days`` days (default 7) before the
+   channel's last ``ts``, once per poll that has read every channel's new messages
+   and found no thread left waiting (so a run of ``more`` polls reads it once). A thread whose parent is older than the window is no
    longer followed: its later replies are not read (replies already known to be
    waiting when the parent left the window are still read).
 
@@ -197,10 +198,22 @@ class SlackConnector:
         channels = await self._resolve()
         run = _Run(budget=max(1, min(limit, self.options.poll_limit)))
         window_start = ts_of_seconds(self._clock() - self.options.thread_lookback_days * 86400)
+        read_before = dict(state.channels)
+        continuing = any(state.waiting(c.id) for c in channels)
         for channel in channels:
-            await self._poll_channel(team, channel, state, run, window_start)
+            await self._new_messages(team, channel, state, run, window_start)
             if run.stopped:
                 break
+        if not run.stopped and not continuing:
+            for channel in channels:
+                await self._scan_window(channel, state, read_before.get(channel.id), window_start)
+        for channel in channels:
+            if run.stopped:
+                break
+            for parent in state.waiting(channel.id):
+                await self._poll_thread(team, channel, parent, state, run)
+                if run.stopped:
+                    break
         state.prune(window_start, {c.id for c in channels})
         items = sorted(run.items, key=lambda i: (i.at, i.external_id))
         return Batch(tuple(items), state.dump(), more=run.stopped)
@@ -227,11 +240,11 @@ class SlackConnector:
 
     # --- one channel, one thread ------------------------------------------
 
-    async def _poll_channel(
+    async def _new_messages(
         self, team: _Team, channel: _Channel, state: SlackCursor, run: _Run, window_start: str
     ) -> None:
-        last = state.channels.get(channel.id)
-        start = last or window_start
+        """Step 1: the channel's messages after its last ts (the window on a first poll)."""
+        start = state.channels.get(channel.id) or window_start
         messages, complete = await self._read(
             self._history(channel, oldest=start), start, run.budget + 1
         )
@@ -242,17 +255,22 @@ class SlackConnector:
             state.note_thread(channel.id, message)
         if not complete:  # read stopped early: the rest waits for the next poll
             run.stopped = True
-            return
-        if last is not None and ts_key(last) > ts_key(window_start):
-            window, _ = await self._read(
-                self._history(channel, oldest=window_start, latest=last), window_start, None
-            )
-            for message in window:
-                state.note_thread(channel.id, message)
-        for parent in state.waiting(channel.id):
-            await self._poll_thread(team, channel, parent, state, run)
-            if run.stopped:
-                return
+
+    async def _scan_window(
+        self, channel: _Channel, state: SlackCursor, last: str | None, window_start: str
+    ) -> None:
+        """Step 2: learn which parents of the look-back window have new replies.
+
+        Done once a poll has read every channel's new messages and no thread was left
+        waiting by the poll before, so a run of ``more`` polls scans the window once.
+        """
+        if last is None or ts_key(last) <= ts_key(window_start):
+            return  # a first poll read the window as new messages; or it is all older
+        window, _ = await self._read(
+            self._history(channel, oldest=window_start, latest=last), window_start, None
+        )
+        for message in window:
+            state.note_thread(channel.id, message)
 
     async def _poll_thread(
         self, team: _Team, channel: _Channel, parent: str, state: SlackCursor, run: _Run
@@ -378,26 +396,31 @@ class SlackConnector:
     ) -> tuple[list[dict[str, Any]], bool]:
         """The messages newer than ``after``, oldest first, and whether that is all of them.
 
-        Stops early once ``need`` messages that would be items are held, but only while
-        each page has been newer than the ones before (Slack pages forward from
-        ``oldest``); if pages ever come newest-first, it reads to the end instead, so
-        stopping early can never leave an older message behind.
+        Stops early once ``need`` messages that would be items are held, but only after
+        two pages have shown that each page is newer than the ones before (Slack pages
+        forward from ``oldest``); if pages ever come newest-first, it reads to the end
+        instead, so stopping early can never leave an older message behind.
         """
         held: dict[str, dict[str, Any]] = {}
+        newest: tuple[int, int] | None = None
+        pages = 0  # pages that held messages: the direction shows from the second on
         forward = True
         counted = 0
         cursor: str | None = None
+        floor = ts_key(after)
         while True:
             data = await page(cursor)
             fresh = [
                 m
                 for m in data.get("messages") or []
-                if isinstance(m, dict)
-                and is_ts(m.get("ts"))
-                and ts_key(str(m["ts"])) > ts_key(after)
+                if isinstance(m, dict) and is_ts(m.get("ts")) and ts_key(m["ts"]) > floor
             ]
-            if held and fresh and min(ts_key(m["ts"]) for m in fresh) < max(map(ts_key, held)):
-                forward = False
+            if fresh:
+                keys = [ts_key(m["ts"]) for m in fresh]
+                if newest is not None and min(keys) < newest:
+                    forward = False
+                newest = max(keys) if newest is None else max(newest, *keys)
+                pages += 1
             for message in fresh:
                 if message["ts"] not in held:
                     held[message["ts"]] = message
@@ -405,7 +428,7 @@ class SlackConnector:
             following = str((data.get("response_metadata") or {}).get("next_cursor") or "")
             if not following or following == cursor:
                 return _ordered(held), True
-            if need is not None and forward and counted >= need:
+            if need is not None and forward and pages >= 2 and counted >= need:
                 return _ordered(held), False
             cursor = following
 

@@ -49,6 +49,8 @@ class FakeSlack:
     max_page: int = 1000
     revoked: bool = False
     newest_pages_first: bool = False
+    server_seconds: float = 0.0
+    """Time spent answering in the handlers (for benchmarks to set apart)."""
 
     def __post_init__(self) -> None:
         self._failures: dict[str, list[tuple[int, dict[str, Any], dict[str, str]]]] = {}
@@ -192,13 +194,16 @@ class FakeSlack:
     # --- HTTP ------------------------------------------------------------------
 
     async def _serve(self, request: web.Request) -> web.Response:
+        started = time.perf_counter()
         method = request.match_info["method"]
         params: dict[str, str] = dict(request.query)
         if request.method == "POST":
             params |= {k: str(v) for k, v in (await request.post()).items()}
         status, body, headers = self._answer(method, params, request.headers)
         self.calls.append(Call(method, params, status, str(body.get("error", ""))))
-        return web.json_response(body, status=status, headers=headers)
+        response = web.json_response(body, status=status, headers=headers)
+        self.server_seconds += time.perf_counter() - started
+        return response
 
     def _answer(
         self, method: str, params: dict[str, str], headers: Any

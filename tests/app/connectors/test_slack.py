@@ -262,6 +262,14 @@ def test_limit_splits_polls_without_losing_or_repeating_an_item(newest_pages_fir
         for i in range(4):
             fake.post(random, "U2", f"x{i}", ago=600 - i)
             expected.append(f"x{i}")
+        for limit in (1, 2, 4, 5, 8):  # every split point falls somewhere else
+            whole = connect(fake, ["#general", "#random"], page_size=2)
+            try:
+                got, _ = await drain(whole, None, limit)
+            finally:
+                await whole.aclose()
+            assert sorted(texts(got)) == sorted(expected), limit
+            assert len({i.external_id for i in got}) == len(got), limit
         connector = connect(fake, ["#general", "#random"], page_size=2)
         try:
             batch = await connector.poll(None, 3)
@@ -572,3 +580,33 @@ def test_markup_edge_cases_render_as_slack_shows_them() -> None:
         "@design Nov 14 #C9 @ana.l @U7 https://a.example a &lt; b"
     )
     assert mentioned_users("<@U1> <@U2|bo> <@U1> <@U3>") == ["U1", "U3"]
+
+
+def scans(fake: FakeSlack) -> int:
+    """Reads of the look-back window (history with ``latest``), counted by first page."""
+    return sum(
+        1
+        for c in fake.calls
+        if c.method == "conversations.history" and "latest" in c.params and "cursor" not in c.params
+    )
+
+
+def test_a_run_of_more_polls_scans_the_window_once() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        parent = fake.post(general, "U1", "old parent", ago=DAY)
+        connector = connect(fake, ["#general"], page_size=2)
+        try:
+            first = await connector.poll(None, 100)
+            assert texts(first.items) == ["old parent"]
+            for i in range(6):
+                fake.post(general, "U2", f"n{i}")
+            fake.reply(general, parent, "U2", "late reply")
+            scans_before = scans(fake)
+            items, _ = await drain(connector, first.cursor, 2)
+        finally:
+            await connector.aclose()
+        assert texts(items) == [f"n{i}" for i in range(6)] + ["late reply"]
+        assert scans(fake) - scans_before == 1
+
+    run(scenario)
