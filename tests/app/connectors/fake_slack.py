@@ -19,6 +19,7 @@ back from the newest even with only ``oldest`` (to prove the reader copes).
 from __future__ import annotations
 
 import base64
+import bisect
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class FakeSlack:
         self._ids = itertools.count(1)
         self._last_ts: tuple[int, int] = (0, 0)
         self._runner: web.AppRunner | None = None
+        self._by_ts: dict[str, Any] = {}
 
     async def start(self) -> str:
         app = web.Application()
@@ -258,10 +260,10 @@ class FakeSlack:
             return {"ok": False, "error": "channel_not_found"}
         inclusive = params.get("inclusive") in ("1", "true")
         oldest, latest = params.get("oldest"), params.get("latest")
-        chosen = [
-            m for m in self.messages[channel_id] if _within(m["ts"], oldest, latest, inclusive)
-        ]
-        chosen.sort(key=lambda m: _key(m["ts"]))
+        keys, ordered = self._sorted(channel_id)
+        low = 0 if oldest is None else _bound(keys, _key(oldest), not inclusive)
+        high = len(keys) if latest is None else _bound(keys, _key(latest), inclusive)
+        chosen = ordered[low:high]
         if latest is not None or oldest is None or self.newest_pages_first:
             chosen.reverse()  # pages start at the newest and move back
         page, following = self._page(chosen, params)
@@ -272,6 +274,17 @@ class FakeSlack:
             "pin_count": 0,
             "response_metadata": {"next_cursor": following},
         }
+
+    def _sorted(self, channel_id: str) -> tuple[list[tuple[int, int]], list[dict[str, Any]]]:
+        """The channel's messages by ts, cached while the list keeps its length and ends."""
+        messages = self.messages[channel_id]
+        shape = (len(messages), *(id(m) for m in messages[:1] + messages[-1:]))
+        cached = self._by_ts.get(channel_id)
+        if cached is None or cached[0] != shape:
+            ordered = sorted(messages, key=lambda m: _key(m["ts"]))
+            cached = (shape, ([_key(m["ts"]) for m in ordered], ordered))
+            self._by_ts[channel_id] = cached
+        return cached[1]
 
     def _m_conversations_replies(self, params: dict[str, str]) -> dict[str, Any]:
         channel_id, parent_ts = params.get("channel", ""), params.get("ts", "")
@@ -314,6 +327,11 @@ class FakeSlack:
 def _key(ts: str) -> tuple[int, int]:
     seconds, _, micros = ts.partition(".")
     return int(seconds), int((micros + "000000")[:6])
+
+
+def _bound(keys: list[tuple[int, int]], key: tuple[int, int], after: bool) -> int:
+    """Index of the first message past ``key`` (``after``) or at/past it."""
+    return bisect.bisect_right(keys, key) if after else bisect.bisect_left(keys, key)
 
 
 def _within(ts: str, oldest: str | None, latest: str | None, inclusive: bool) -> bool:
