@@ -11,9 +11,10 @@ What one poll reads, channel by channel in the order the owner listed them:
    Parents are learnt from step 1 and by reading the *look-back window* again: the
    messages of the last ``thread_lookback_days`` days (default 7) before the
    channel's last ``ts``, once per poll that has read every channel's new messages
-   and found no thread left waiting (so a run of ``more`` polls reads it once). A thread whose parent is older than the window is no
-   longer followed: its later replies are not read (replies already known to be
-   waiting when the parent left the window are still read).
+   and found no thread left waiting (so a run of ``more`` polls reads it once). A
+   thread whose parent is older than the window is no longer followed: its later
+   replies are not read (replies already known to be waiting when the parent left
+   the window are still read).
 
 Skipped, because they are not something a person said: messages with a ``bot_id``
 or subtype ``bot_message``, and every subtype except plain messages,
@@ -67,6 +68,10 @@ from app.connectors.slack_text import mentioned_users, render
 DEFAULT_BASE_URL = "https://slack.com/api/"
 REQUEST_TIMEOUT = 30
 """Seconds one Web API request may take before the poll fails as unavailable."""
+MAX_MENTION_LOOKUPS = 20
+"""Mentioned users one message may look up (more stay ids); authors always are."""
+MAX_NAME = 200
+"""Characters of a person's name kept."""
 KEPT_SUBTYPES = frozenset({"", "thread_broadcast", "file_share", "me_message"})
 _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
 
@@ -139,6 +144,7 @@ class _Team:
     name: str
     url: str
     user: str
+    user_id: str
 
 
 @dataclass(frozen=True)
@@ -219,9 +225,12 @@ class SlackConnector:
         return Batch(tuple(items), state.dump(), more=run.stopped)
 
     async def check(self) -> str:
-        """Test the token and every picked channel (reading one message of each)."""
+        """Test the token, every picked channel (reading one message of each) and names."""
         team = await self._team_info()
         channels = await self._resolve()
+        if team.user_id:
+            self._users.pop(team.user_id, None)
+            await self._user_name(team.user_id)  # proves users:read
         api = self._api()
         for channel in channels:
             await self._guard(
@@ -318,7 +327,8 @@ class SlackConnector:
         ts = str(message["ts"])
         user_id = str(message.get("user") or "")
         raw = str(message.get("text") or "")
-        for wanted in [user_id, *mentioned_users(raw)]:
+        # A message naming hundreds of people must not cost hundreds of lookups.
+        for wanted in [user_id, *mentioned_users(raw)[:MAX_MENTION_LOOKUPS]]:
             if wanted:
                 await self._user_name(wanted)
         author = self._users.get(user_id) or str(message.get("username") or user_id or "unknown")
@@ -443,6 +453,7 @@ class SlackConnector:
                 name=str(data.get("team") or "workspace"),
                 url=url if url.endswith("/") else url + "/",
                 user=str(data.get("user") or data.get("user_id") or "?"),
+                user_id=str(data.get("user_id") or ""),
             )
         return self._team
 
@@ -523,7 +534,7 @@ class SlackConnector:
             or user.get("name")
             or user_id
         )
-        self._users[user_id] = str(name)
+        self._users[user_id] = " ".join(str(name).split())[:MAX_NAME] or user_id
         return self._users[user_id]
 
     # --- the client and its errors ----------------------------------------

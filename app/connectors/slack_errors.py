@@ -43,8 +43,10 @@ class SlackRefused(ConnectorError):
 def translate(error: SlackApiError, method: str, channel: str | None) -> SlackRefused:
     """``error`` from ``method`` (about ``channel``, if one) as the owner should read it."""
     response = error.response
-    status = int(getattr(response, "status_code", 0) or 0)
-    data = response.data if isinstance(response.data, dict) else {}
+    # Usually the sdk's response; for a body that is not JSON, aiohttp's own.
+    status = int(getattr(response, "status_code", None) or getattr(response, "status", 0) or 0)
+    data = getattr(response, "data", None)
+    data = data if isinstance(data, dict) else {}
     code = str(data.get("error") or "")
     where = channel or "a channel"
     if status == 429 or code == "ratelimited":
@@ -83,6 +85,10 @@ def translate(error: SlackApiError, method: str, channel: str | None) -> SlackRe
         )
     if code in ("thread_not_found", "user_not_found", "user_not_visible"):
         return SlackRefused(Problem.NOT_FOUND, f"Slack answered {method} with {code}", code)
+    if not code and status == 200:
+        return SlackRefused(
+            Problem.UNAVAILABLE, f"Slack answered {method} with something not JSON", "not_json"
+        )
     return SlackRefused(
         Problem.UNAVAILABLE,
         f"Slack answered {method} with {code or f'HTTP {status}'}",

@@ -11,7 +11,8 @@ are newest first, as Slack sends them; replies are oldest first, parent first.
 The test plays the workspace (``add_channel``, ``add_user``, ``post``, ``reply``)
 and the failures: ``fail_next(method, error, status=..., headers=...)`` queues one
 error answer (``ratelimited`` with a 429 and ``Retry-After``, ``missing_scope`` with
-``needed``, ...); a wrong token answers ``invalid_auth``, no token ``not_authed``,
+``needed``, ...) and ``garble_next`` a raw body (broken JSON, a proxy's HTML page);
+a wrong token answers ``invalid_auth``, no token ``not_authed``,
 ``revoked`` answers ``token_revoked``. ``newest_pages_first`` makes history page
 back from the newest even with only ``oldest`` (to prove the reader copes).
 """
@@ -59,6 +60,7 @@ class FakeSlack:
         self._last_ts: tuple[int, int] = (0, 0)
         self._runner: web.AppRunner | None = None
         self._by_ts: dict[str, Any] = {}
+        self._raw_failures: dict[str, list[tuple[int, str, str]]] = {}
 
     async def start(self) -> str:
         app = web.Application()
@@ -174,6 +176,12 @@ class FakeSlack:
             (status, {"ok": False, "error": error, **body}, headers or {})
         )
 
+    def garble_next(
+        self, method: str, text: str, *, status: int = 200, content_type: str = "application/json"
+    ) -> None:
+        """Answer the next call of ``method`` with this body as is (broken JSON, a proxy page)."""
+        self._raw_failures.setdefault(method, []).append((status, text, content_type))
+
     def count(self, method: str, *, status: int | None = None, error: str | None = "") -> int:
         """Calls of ``method`` (by default the ones that succeeded; ``error=None``: any)."""
         return sum(
@@ -198,6 +206,11 @@ class FakeSlack:
     async def _serve(self, request: web.Request) -> web.Response:
         started = time.perf_counter()
         method = request.match_info["method"]
+        raw = self._raw_failures.get(method)
+        if raw:
+            status, text, content_type = raw.pop(0)
+            self.calls.append(Call(method, dict(request.query), status, "raw"))
+            return web.Response(status=status, text=text, content_type=content_type)
         params: dict[str, str] = dict(request.query)
         if request.method == "POST":
             params |= {k: str(v) for k, v in (await request.post()).items()}

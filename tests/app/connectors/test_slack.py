@@ -196,18 +196,23 @@ def test_names_resolved_once_per_user_with_fallbacks() -> None:
         fake.post(general, "U2", "two, cc <@U1>", ago=49)
         fake.post(general, "U1", "three", ago=48)
         fake.post(general, "U404", "from a stranger", ago=47)
+        crowd = " ".join(f"<@UX{i:04d}>" for i in range(100))
+        fake.post(general, "U2", f"hi {crowd}", ago=46)
         connector = connect(fake, ["#general"])
         try:
             first = await connector.poll(None, 100)
-            assert [i.author for i in first.items] == ["Ana", "Bruno Costa", "Ana", "U404"]
+            authors = [i.author for i in first.items]
+            assert authors == ["Ana", "Bruno Costa", "Ana", "U404", "Bruno Costa"]
             assert first.items[1].text == "two, cc @Ana"
-            assert fake.count("users.info", error=None) == 3
+            assert first.items[4].text.startswith("hi @UX0000 @UX0001")
+            # U1, U2, U404, and 20 of the 100 mentioned (the cap per message)
+            assert fake.count("users.info", error=None) == 23
             fake.post(general, "U2", "four")
             second = await connector.poll(first.cursor, 100)
             assert [i.author for i in second.items] == ["Bruno Costa"]
         finally:
             await connector.aclose()
-        assert fake.count("users.info", error=None) == 3  # cached across polls
+        assert fake.count("users.info", error=None) == 23  # cached across polls
 
     run(scenario)
 
@@ -479,6 +484,18 @@ def test_network_and_server_failures_are_unavailable() -> None:
         fake.fail_next("auth.test", "internal_error", status=500)
         error = await failure(connect(fake, ["#general"]))
         assert error.problem is Problem.UNAVAILABLE and "internal_error" in one_line(error)
+        fake.garble_next("auth.test", '{"ok": tru')
+        error = await failure(connect(fake, ["#general"]))
+        assert error.problem is Problem.UNAVAILABLE
+        one_line(error)
+        fake.garble_next("auth.test", "<html>Gateway</html>", status=502, content_type="text/html")
+        error = await failure(connect(fake, ["#general"]))
+        assert error.problem is Problem.UNAVAILABLE and "502" in one_line(error)
+        fine = connect(fake, ["#general"])  # positive control: the same call, answered
+        try:
+            assert "Acme" in await fine.check()
+        finally:
+            await fine.aclose()
 
     run(scenario)
 
