@@ -253,7 +253,9 @@ class SlackConnector:
         self, team: _Team, channel: _Channel, state: SlackCursor, run: _Run, window_start: str
     ) -> None:
         """Step 1: the channel's messages after its last ts (the window on a first poll)."""
-        start = state.channels.get(channel.id) or window_start
+        # A first read starts where the window starts *now*: remember that, or a window
+        # shorter than the time between polls would move past unread messages.
+        start = state.channels.setdefault(channel.id, window_start)
         messages, complete = await self._read(
             self._history(channel, oldest=start), start, run.budget + 1
         )

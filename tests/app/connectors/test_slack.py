@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.connectors.base import Batch, ConnectorError, Item, Problem
-from app.connectors.slack import OPTIONS_HELP, SlackConnector, build
+from app.connectors.slack import OPTIONS_HELP, SlackConnector, SlackOptions, build
 from app.connectors.slack_text import mentioned_users, render
 from tests.app.connectors.fake_slack import FakeSlack
 
@@ -625,5 +626,25 @@ def test_a_run_of_more_polls_scans_the_window_once() -> None:
             await connector.aclose()
         assert texts(items) == [f"n{i}" for i in range(6)] + ["late reply"]
         assert scans(fake) - scans_before == 1
+
+    run(scenario)
+
+
+def test_with_no_look_back_the_first_poll_starts_now_and_misses_nothing_after() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        fake.post(general, "U1", "before the connector", ago=60)
+        now = [time.time()]
+        options = SlackOptions(channels=("#general",), base_url=fake.url, thread_lookback_days=0)
+        connector = SlackConnector("work-slack", options, fake.token, clock=lambda: now[0])
+        try:
+            first = await connector.poll(None, 10)
+            assert first.items == ()
+            fake.post(general, "U1", "after the first poll", ago=-5)
+            now[0] += 100  # the next poll comes well after it
+            second = await connector.poll(first.cursor, 10)
+        finally:
+            await connector.aclose()
+        assert texts(second.items) == ["after the first poll"]
 
     run(scenario)
