@@ -422,6 +422,10 @@ def test_missing_scope_names_the_scope_needed() -> None:
         fake.fail_next("users.info", "missing_scope", needed="users:read", provided="")
         error = await failure(connect(fake, ["#general"]))
         assert error.problem is Problem.PERMISSION and "users:read" in one_line(error)
+        fake.fail_next("conversations.history", "not_in_channel")
+        error = await failure(connect(fake, ["#general"]))
+        assert error.problem is Problem.PERMISSION
+        assert "#general" in one_line(error) and "invite" in one_line(error)
         assert fake.count("conversations.history") == 1  # the same path, working
 
     run(scenario)
