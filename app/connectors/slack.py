@@ -1,6 +1,7 @@
 """Slack: the channels the owner picks, read through the official ``slack-sdk`` async client.
 
-What one poll reads, channel by channel in the order the owner listed them:
+What one poll reads: first step 1 for every channel, in the order the owner listed
+them, then step 2 (so new messages are never held back behind old threads):
 
 1. **New messages**: ``conversations.history`` from the channel's last ``ts`` in the
    cursor (``oldest``, ``inclusive=false``), paged with ``response_metadata.next_cursor``
@@ -24,7 +25,8 @@ or subtype ``bot_message``, and every subtype except plain messages,
 A bot's parent message is skipped, but the people's replies in its thread are read.
 
 Names: ``users.info`` once per user per connector (display name, then real name,
-then the handle, then the id), used for authors and ``<@U…>`` mentions.
+then the handle, then the id), used for authors and ``<@U…>`` mentions (at most
+``MAX_MENTION_LOOKUPS`` new lookups per message; the other mentions stay ids).
 
 Rate limits: a 429 whose ``Retry-After`` is at most ``rate_limit_wait`` seconds is
 waited out in place through the sdk's retry handlers (three times at most); a longer
