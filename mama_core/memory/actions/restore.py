@@ -8,7 +8,10 @@ its own save, and puts it in the state the given record had before its last chan
 - a **rejected** proposal comes back ``proposed``, waiting for review again;
 - an **approved** proposal comes back ``proposed``: the approved record leaves belief
   in the same transaction, superseded by the copy (its world validity closes at its
-  own start: it never held);
+  own start: it never held); the records that approval replaced come back too, each a
+  copy in the state it had (the owner's rule active again), and the proposal's copy
+  replaces them again if the owner approves it again. Such an event creates more than
+  one record; its payload's ``created`` gives ``verify`` each one's content hash;
 - a **retired** record (stale or contradicted) comes back ``active``, with the
   involvement it had (owner-stated or owner-approved stays so), holding from where
   the retired one stopped.
@@ -73,36 +76,26 @@ def restore_command(call: Call[RestoreInput], env: Env) -> Command:
 
     def apply(tx: Tx) -> Applied:
         source = load_visible(tx.conn, inp.id, tx.grant)
-        scopes = scopes_of(tx.conn, source.id)
-        require_writable(tx.grant, scopes, f"judgment {source.id}")
-        status, earlier = _restored_state(tx.conn, source)
-        refuse_secrets(_words(source))
-        lifted = _own_tombstones(tx.conn, source.id)
-        for tombstone_id in lifted:
-            lift_tombstone(tx, tombstone_id)
-        vector = _vector(tx.conn, source, env)
-        refuse_if_tombstoned(
-            tx.conn,
-            scopes,
-            source.summary,
-            vector,
-            env.model_id,
-            env.config.tombstone_threshold,
-            tx.secret,
-        )
-        if status == "proposed":
-            valid_from = source.valid_from
-        elif source.status == "stale":
-            valid_from = source.valid_until or tx.at
-        else:
-            valid_from = source.valid_from
-        restored_id, digest = _append_copy(
-            tx, source, status, earlier.involvement, valid_from, scopes, vector, env
+        status, earlier, last_event = _restored_state(tx.conn, source)
+        replaced = _replaced_by(tx, source, last_event) if source.status == "active" else []
+        lifted: list[int] = []
+        restored_id, digest, valid_from, scopes = _restore_one(
+            tx, source, status, earlier.involvement, env, lifted
         )
         if source.status == "active":
             supersede(tx, source, restored_id, valid_from)
         else:
             tx.touch(source.id)
+        created: dict[str, str] = {}
+        also: dict[str, int] = {}
+        for predecessor, before in replaced:
+            copy_id, copy_digest, _, _ = _restore_one(
+                tx, predecessor, before.status, before.involvement, env, lifted
+            )
+            # The proposal replaces the copy again if the owner approves it again.
+            _edge(tx, restored_id, copy_id)
+            created[str(copy_id)] = copy_digest
+            also[str(copy_id)] = predecessor.id
         payload: dict[str, Any] = {
             "restored_from": source.id,
             "reason_hmac": tx.record_text("reason", inp.reason),
@@ -112,32 +105,66 @@ def restore_command(call: Call[RestoreInput], env: Env) -> Command:
             "valid_from": valid_from,
             "lifted_tombstones": lifted,
         }
-        receipt = {"restored_from": source.id, "lifted_tombstones": lifted}
+        receipt: dict[str, Any] = {"restored_from": source.id, "lifted_tombstones": lifted}
+        if created:
+            payload["created"] = created  # verify: the content hash of each other new record
+            payload["also_restored"] = also
+            receipt["also_restored"] = also
         return Applied(restored_id, payload, receipt)
 
     return command_for(call, apply)
 
 
-def _earlier_state(conn: Connection, judgment_id: int) -> Earlier | None:
-    """The record's status and involvement before its last status change (None if it
-    never changed), folded from its events' transitions."""
+def _restore_one(
+    tx: Tx, source: Judgment, status: str, involvement: str, env: Env, lifted: list[int]
+) -> tuple[int, str, str, list[str]]:
+    """Append the copy of ``source`` in ``status``: its id, content hash, valid_from and
+    scopes. Lifts ``source``'s own tombstones (noted in ``lifted``) and refuses what a save
+    of the same words would be refused for (a secret, another record's tombstone)."""
+    scopes = scopes_of(tx.conn, source.id)
+    require_writable(tx.grant, scopes, f"judgment {source.id}")
+    refuse_secrets(_words(source))
+    for tombstone_id in _own_tombstones(tx.conn, source.id):
+        lift_tombstone(tx, tombstone_id)
+        lifted.append(tombstone_id)
+    vector = _vector(tx.conn, source, env)
+    refuse_if_tombstoned(
+        tx.conn,
+        scopes,
+        source.summary,
+        vector,
+        env.model_id,
+        env.config.tombstone_threshold,
+        tx.secret,
+    )
+    valid_from = source.valid_from
+    if status == "active" and source.status in ("stale", "superseded"):
+        valid_from = source.valid_until or tx.at  # it holds on from where it stopped
+    copy_id, digest = _append_copy(tx, source, status, involvement, valid_from, scopes, vector, env)
+    return copy_id, digest, valid_from, scopes
+
+
+def _history(conn: Connection, judgment_id: int) -> list[tuple[int, Earlier]]:
+    """The record's states, oldest first, each with the event that set it, folded from
+    its events' transitions."""
     rows = conn.execute(
-        "SELECT t.value FROM events e, json_each(e.payload, '$.transitions') t "
+        "SELECT e.id, t.value FROM events e, json_each(e.payload, '$.transitions') t "
         "WHERE json_extract(t.value, '$.id') = ? ORDER BY e.id, t.key",
         (judgment_id,),
     ).fetchall()
-    states: list[Earlier] = []
-    for (value,) in rows:
+    states: list[tuple[int, Earlier]] = []
+    for event_id, value in rows:
         change = json.loads(value)
-        involvement = change.get("involvement") or (states[-1].involvement if states else "")
-        states.append(Earlier(str(change["to"]), str(involvement)))
-    return states[-2] if len(states) >= 2 else None
+        involvement = change.get("involvement") or (states[-1][1].involvement if states else "")
+        states.append((int(event_id), Earlier(str(change["to"]), str(involvement))))
+    return states
 
 
-def _restored_state(conn: Connection, source: Judgment) -> tuple[str, Earlier]:
-    """The status the copy gets and the state it returns to, or ``invalid_transition``
-    saying why ``source`` cannot be restored."""
-    earlier = _earlier_state(conn, source.id)
+def _restored_state(conn: Connection, source: Judgment) -> tuple[str, Earlier, int]:
+    """The status the copy gets, the state it returns to and the event that left it, or
+    ``invalid_transition`` saying why ``source`` cannot be restored."""
+    history = _history(conn, source.id)
+    earlier = history[-2][1] if len(history) >= 2 else None
     status = None if earlier is None else RESTORABLE.get((source.status, earlier.status))
     if status is None or earlier is None:
         raise InvalidTransitionError(
@@ -155,23 +182,36 @@ def _restored_state(conn: Connection, source: Judgment) -> tuple[str, Earlier]:
             f"Judgment {source.id} was already restored as #{done[0]}.",
             details={"id": source.id, "status": source.status, "restored_as": int(done[0])},
         )
-    if source.status == "active":
-        replaced = [
-            int(r[0])
-            for r in conn.execute(
-                "SELECT id FROM judgments WHERE superseded_by = ? AND status = 'superseded' "
-                "ORDER BY id",
-                (source.id,),
-            )
-        ]
-        if replaced:
-            listed = ", ".join(f"#{i}" for i in replaced)
-            raise InvalidTransitionError(
-                f"Approving judgment {source.id} replaced {listed}; restoring it alone would "
-                f"leave {listed} replaced. Retire #{source.id} or save {listed} again instead.",
-                details={"id": source.id, "status": source.status, "replaced": replaced},
-            )
-    return status, earlier
+    return status, earlier, history[-1][0]
+
+
+def _replaced_by(tx: Tx, source: Judgment, approved_in: int) -> list[tuple[Judgment, Earlier]]:
+    """The records the approval of ``source`` (event ``approved_in``) superseded and that
+    are still superseded by it, each with the state it had before: undoing the approval
+    brings them back too, or the owner's rule it was to replace would stay replaced."""
+    row = tx.conn.execute("SELECT payload FROM events WHERE id = ?", (approved_in,)).fetchone()
+    transitions: list[dict[str, Any]] = json.loads(row[0]).get("transitions", [])
+    found: list[tuple[Judgment, Earlier]] = []
+    for change in transitions:
+        if change.get("to") != "superseded" or change.get("id") == source.id:
+            continue
+        predecessor = load_visible(tx.conn, int(change["id"]), tx.grant)
+        if predecessor.status != "superseded" or predecessor.superseded_by != source.id:
+            continue  # purged since: nothing left to bring back
+        history = _history(tx.conn, predecessor.id)
+        before = history[-2][1]
+        if before.status in ("active", "proposed"):
+            found.append((predecessor, before))
+    return found
+
+
+def _edge(tx: Tx, src_id: int, dst_id: int) -> None:
+    """A ``supersedes`` edge written by ``src_id``'s own save (so approving it replaces)."""
+    tx.conn.execute(
+        "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+        "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
+        (src_id, dst_id, tx.at, tx.event_id),
+    )
 
 
 def _words(source: Judgment) -> dict[str, Any]:
@@ -263,9 +303,5 @@ def _append_copy(
         (restored_id, env.model_id, int(vector.shape[0]), vector.astype("<f4").tobytes()),
     )
     tx.record_added(restored_id, status, involvement)
-    tx.conn.execute(
-        "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-        "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-        (restored_id, source.id, tx.at, tx.event_id),
-    )
+    _edge(tx, restored_id, source.id)
     return restored_id, digest

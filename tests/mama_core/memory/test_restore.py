@@ -206,19 +206,65 @@ def test_what_cannot_be_restored_is_refused_with_a_reason(engine: Engine) -> Non
     assert f"already restored as #{copy}" in str(again.value)
 
 
-def test_an_approve_that_replaced_a_record_is_refused(engine: Engine) -> None:
+def test_undoing_an_approve_that_replaced_the_owners_rule_brings_the_rule_back(
+    engine: Engine,
+) -> None:
     rule = int(save(engine, "Use tabs", "preference")["judgment_id"])
     revision = save(
         engine, "Use four spaces", "preference", session=AGENT, grant=agent_grant(), replaces=[rule]
     )["judgment_id"]
     engine.dispatch("review.approve", {"id": revision}, OWNER, OWNER_GRANT)
-
-    with pytest.raises(InvalidTransitionError) as refused:
-        restore(engine, revision)
-
-    assert refused.value.details["replaced"] == [rule]
-    assert record(engine, revision)["status"] == "active"  # nothing half-done
     assert record(engine, rule)["status"] == "superseded"
+    events = event_count(engine)
+
+    receipt = restore(engine, revision)
+
+    copy = int(receipt["judgment_id"])
+    (rule_copy,) = (int(k) for k in receipt["also_restored"])
+    assert receipt["also_restored"] == {str(rule_copy): rule}
+    assert event_count(engine) == events + 1  # one owner action for both
+    assert record(engine, copy)["status"] == "proposed"
+    # The owner's rule is believed again, still the owner's, holding on from where it
+    # was replaced; the agent's revision waits for review again.
+    restored_rule, old_rule = record(engine, rule_copy), record(engine, rule)
+    assert restored_rule["status"] == "active"
+    assert restored_rule["involvement"] == "owner_stated"
+    assert restored_rule["provenance"] == old_rule["provenance"]
+    assert restored_rule["valid_from"] == old_rule["valid_until"]
+    assert search_ids(engine, "tabs") == [rule_copy]
+    assert proposed_ids(engine, "four spaces") == [copy]
+    assert_verifies(engine)
+    # Approving the revision again replaces the rule again, as the first approval did.
+    approved = engine.dispatch("review.approve", {"id": copy}, OWNER, OWNER_GRANT)
+    assert approved["status"] == "active"
+    assert record(engine, rule_copy)["status"] == "superseded"
+    assert record(engine, rule_copy)["superseded_by"] == copy
+    assert search_ids(engine, "four spaces") == [copy]
+    assert_verifies(engine)
+
+
+def test_verify_still_finds_a_record_no_event_created(engine: Engine) -> None:
+    """The restore's second new record is vouched for by its event's ``created`` list;
+    a record injected behind the log is still found (a tamper beside the control)."""
+    rule = int(save(engine, "Use tabs", "preference")["judgment_id"])
+    revision = save(
+        engine, "Use four spaces", "preference", session=AGENT, grant=agent_grant(), replaces=[rule]
+    )["judgment_id"]
+    engine.dispatch("review.approve", {"id": revision}, OWNER, OWNER_GRANT)
+    restore(engine, revision)
+    assert_verifies(engine)  # control
+    conn = engine.store.conn
+    conn.execute(
+        "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, confidence, "
+        "status, valid_from, recorded_at, provenance, involvement, command_id, content_hash) "
+        "SELECT kind, topic, summary, details, applies_when, steps, confidence, status, "
+        "valid_from, recorded_at, provenance, involvement, command_id, content_hash "
+        "FROM judgments WHERE id = ?",
+        (rule,),
+    )
+    injected = int(conn.execute("SELECT max(id) FROM judgments").fetchone()[0])
+    report = verify_store(conn, engine.store.secret)
+    assert f"judgment {injected} has no event that created it" in report.problems
 
 
 def test_another_records_tombstone_still_refuses_it(engine: Engine) -> None:
