@@ -7,13 +7,13 @@ a copy of the record (a new number) that keeps its words, scopes and provenance,
 an agent's proposal stays the agent's:
 
 - undoing an **approve** or a **reject** puts the proposal back in Proposed, waiting
-  for review (an approved one is taken out of belief in the same action);
+  for review (an approved one is taken out of belief in the same action, and a record
+  its approval replaced is believed again);
 - undoing a **retire** makes the record active again, as it was, and lifts the
   tombstone the retire (or reject) made, in the same action.
 
-Not offered: a decision on a change an agent proposed to a record (a ``change_id``; no
-verb reverses an applied retire, outcome or link of the owner's record), and an
-approve that replaced another record (the engine refuses to restore it alone).
+Not offered for a decision on a change an agent proposed to a record (a ``change_id``):
+no verb reverses an applied retire, outcome or link of the owner's record.
 """
 
 from __future__ import annotations
@@ -48,14 +48,7 @@ def undoable(action: str, done: Done) -> bool:
         and bool(done)
         and not any(record.get("status") not in ("proposed", "active") for record, _ in done)
         and not any(record.get("pending_change") for record, _ in done)
-        and not any(_replaced_others(action, receipt) for _, receipt in done)
     )
-
-
-def _replaced_others(action: str, receipt: dict[str, Any]) -> bool:
-    """An approve that also superseded the records its proposal replaced."""
-    own = receipt.get("judgment_id")
-    return action == "review.approve" and any(t != own for t in receipt.get("touched") or ())
 
 
 async def undo(bridge: EngineBridge, action: str, done: Done) -> list[dict[str, Any]]:

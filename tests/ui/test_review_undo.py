@@ -13,7 +13,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.paths import Paths
-from mama_core.memory import Engine
+from mama_core.memory import Engine, verify_store
 from mama_core.store import Store
 from tests.ui.conftest import (
     agent_propose,
@@ -97,6 +97,16 @@ def proposed_shown(window: ReviewWindow) -> list[int]:
     return shown_ids(window.views[TAB_PROPOSED])
 
 
+def assert_verifies(store: Store) -> None:
+    """What ``mama verify`` checks: the chain, every row it covers, the statuses."""
+    reader = store.reader()
+    try:
+        report = verify_store(reader, store.secret)
+    finally:
+        reader.close()
+    assert report.ok, report.problems
+
+
 def test_undo_an_approve_puts_it_back_in_proposed(
     window: ReviewWindow,
     engine: Engine,
@@ -149,6 +159,7 @@ def test_undo_an_approve_puts_it_back_in_proposed(
     assert restored["provenance"]["actor_kind"] == "agent"
     assert restored["involvement"] == "agent_inferred"
     assert status_of(store, other) == "proposed"  # control: untouched by the undo
+    assert_verifies(store)
 
 
 def test_ctrl_z_undoes_a_retire_making_it_active_again(
@@ -201,6 +212,7 @@ def test_ctrl_z_undoes_a_retire_making_it_active_again(
         "constraint",
         "planning a release",
     )
+    assert_verifies(store)
 
 
 def test_undo_a_reject_puts_the_agents_proposal_back_in_proposed(
@@ -237,6 +249,43 @@ def test_undo_a_reject_puts_the_agents_proposal_back_in_proposed(
     assert restored["provenance"] == original["provenance"]
     assert restored["provenance"]["actor_kind"] == "agent"
     assert restored["involvement"] == "agent_inferred"
+    assert_verifies(store)
+
+
+def test_undo_an_approved_revision_brings_the_owners_rule_back(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    rule = owner_save(
+        engine, "Answer in long form", kind="preference", applies_when="writing to the owner"
+    )
+    revision = agent_propose(engine, "Answer in short paragraphs", replaces=[rule])
+
+    async def scenario() -> list[dict[str, Any]]:
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == revision, window.detail_shown
+        )
+        await act(window, lambda: qtbot.keyClick(window, Qt.Key.Key_A))
+        assert status_of(store, rule) == "superseded"
+        assert "back in Proposed" in window.undo_bar.label.text()
+        _, receipts = await undo_with(window, window.undo_bar.trigger)
+        (receipt,) = receipts
+        await wait_until(
+            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+        )
+        return receipts
+
+    (receipt,) = drive(loop, window, scenario)
+
+    (rule_copy,) = (int(k) for k in receipt["also_restored"])
+    assert status_of(store, rule_copy) == "active"  # the owner's rule is believed again
+    assert read(engine, rule_copy)["involvement"] == "owner_stated"
+    assert status_of(store, int(receipt["judgment_id"])) == "proposed"
+    assert status_of(store, revision) == "superseded"
+    assert_verifies(store)
 
 
 def test_several_approved_at_once_are_undone_together(
@@ -269,6 +318,7 @@ def test_several_approved_at_once_are_undone_together(
     for receipt in receipts:
         assert receipt["action"] == "memory.restore"
         assert status_of(store, int(receipt["judgment_id"])) == "proposed"
+    assert_verifies(store)
 
 
 def test_the_undo_goes_when_its_time_runs_out(
