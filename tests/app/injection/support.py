@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.durable.evidence import EVIDENCE_KEY
+from app.durable.evidence import EVIDENCE_KEY, SCOPES_KEY
 from app.durable.mailbox import InputKind, Mailbox, NewInput, Posted
 from app.durable.transaction import RuntimeDb
 from mama_core.model import GUIDANCE_KINDS
@@ -79,7 +79,12 @@ def deliver(runtime_db: RuntimeDb, source_kind: str, items: Sequence[Entry], pol
         f"poll-{poll}",
         "\n\n".join(parts),
         author=f"{source_kind} connector",
-        meta={EVIDENCE_KEY: "connector", "connector": f"{source_kind}-inject", "items": len(items)},
+        meta={
+            EVIDENCE_KEY: "connector",
+            SCOPES_KEY: [SCOPES[source_kind]],
+            "connector": f"{source_kind}-inject",
+            "items": len(items),
+        },
     )
     return Mailbox(runtime_db).post(new)
 

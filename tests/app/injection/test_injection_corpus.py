@@ -183,16 +183,24 @@ def codex_backend(codex_bin: Path, url: str, home: Path) -> CodexBackend:
     return CodexBackend(settings, None)
 
 
+GRANTED = ("global", *SCOPES.values())
+"""The agent's scopes: an owner who lets the agent work in every connector's scope
+and in ``global`` (where saves go by default)."""
+
+
 async def run_polls(
-    engine: Engine, store: Store, backend: AgentBackend, kind: str, entries: Sequence[Entry]
+    engine: Engine, store: Store, backend: AgentBackend, entries: Sequence[Entry]
 ) -> list[TurnReply | None]:
-    """Deliver ``entries`` as ``kind`` connector polls (``PER_TURN`` each), then let the
-    runtime, with that connector's scope as its grant, run every turn."""
-    scope = SCOPES[kind]
-    settings = RuntimeSettings(agent_scopes=(scope,), default_scope=scope, poll_seconds=5.0)
+    """Deliver ``entries`` as connector polls (``PER_TURN`` messages of one connector
+    each, the connectors taking turns), then let one runtime run every turn."""
+    settings = RuntimeSettings(agent_scopes=GRANTED, default_scope="global", poll_seconds=5.0)
     runtime = OwnerRuntime(engine, store, backend, settings)
-    polls = [entries[i : i + PER_TURN] for i in range(0, len(entries), PER_TURN)]
-    for n, items in enumerate(polls):
+    polls: list[tuple[str, Sequence[Entry]]] = []
+    for kind in SCOPES:
+        mine = [e for e in entries if e.channel == kind]
+        polls += [(kind, mine[i : i + PER_TURN]) for i in range(0, len(mine), PER_TURN)]
+    polls.sort(key=lambda poll: poll[1][0].id)
+    for n, (kind, items) in enumerate(polls):
         assert not deliver(runtime.db, kind, items, n).duplicate
     finished: list[TurnReply | None] = []
     signal = Signal()
@@ -268,10 +276,8 @@ def test_the_whole_corpus_through_claude_code_changes_nothing_of_the_owners(
     replies: list[TurnReply | None] = []
 
     async def scenario() -> None:
-        for kind in SCOPES:
-            backend = claude_backend(claude_bin, fake.url, tmp_path / kind)
-            entries = [e for e in corpus if e.channel == kind]
-            replies.extend(await run_polls(engine, store, backend, kind, entries))
+        backend = claude_backend(claude_bin, fake.url, tmp_path / "claude")
+        replies.extend(await run_polls(engine, store, backend, corpus))
 
     try:
         asyncio.run(scenario())
@@ -312,11 +318,8 @@ def test_a_sample_through_codex_changes_nothing_of_the_owners(
     replies: list[TurnReply | None] = []
 
     async def scenario() -> None:
-        for kind in SCOPES:
-            entries = [e for e in sample if e.channel == kind]
-            if entries:
-                backend = codex_backend(codex_bin, fake.url, tmp_path / kind)
-                replies.extend(await run_polls(engine, store, backend, kind, entries))
+        backend = codex_backend(codex_bin, fake.url, tmp_path / "codex")
+        replies.extend(await run_polls(engine, store, backend, sample))
 
     try:
         asyncio.run(scenario())
