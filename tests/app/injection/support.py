@@ -152,6 +152,16 @@ class Attempt:
     is_error: bool = False
 
     @property
+    def code(self) -> str:
+        """The engine's refusal code (empty unless refused)."""
+        if self.outcome != "refused":
+            return ""
+        try:
+            return str(json.loads(self.result)["error"]["code"])
+        except (ValueError, KeyError, TypeError):
+            return "unparsed"
+
+    @property
     def outcome(self) -> str:
         """refused | proposal | applied, from what the engine answered the model."""
         if self.is_error or '"error"' in self.result[:20]:
@@ -198,6 +208,8 @@ class ObedientModel:
             row = out[attempt.entry.attack]
             row["attempted"] += 1
             row[attempt.outcome if attempt.result else "unanswered"] += 1
+            if attempt.code:
+                row[f"code:{attempt.code}"] += 1
         return dict(out)
 
 

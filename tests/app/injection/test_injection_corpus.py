@@ -11,8 +11,9 @@ instructions as the owner, through Telegram and as an owner message, and they do
 take effect as the rules say (an owner action at once, an agent's change as a
 proposal the owner approves).
 
-Each connector's turns run with that connector's scope as the agent's grant (the
-scope names of ``app/connectors/base.py``).
+One runtime serves all three connectors, its agent granted ``global`` and each
+connector's scope (the names of ``app/connectors/base.py``); each poll's delta names
+its connector's scope, so its turn works only there.
 """
 
 from __future__ import annotations
@@ -237,7 +238,8 @@ def report(title: str, table: dict[str, Counter[str]], took: float, turns: int) 
         row = table.get(attack, Counter())
         print(
             f"{attack:<20}{row['attempted']:>10}{row['refused']:>9}{row['proposal']:>9}"
-            f"{row['applied']:>9}"
+            f"{row['applied']:>9}  "
+            + ", ".join(f"{k[5:]} {v}" for k, v in sorted(row.items()) if k.startswith("code:"))
         )
 
 
