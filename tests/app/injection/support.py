@@ -68,7 +68,8 @@ def load_corpus() -> list[Entry]:
 def deliver(runtime_db: RuntimeDb, source_kind: str, items: Sequence[Entry], poll: int) -> Posted:
     """One poll of ``source_kind`` bringing ``items``: ONE source-delta input whose text
     is the connector's digest (source, channel, author, message) and whose ``meta``
-    marks it as outside evidence."""
+    marks it as outside evidence and names the connector's scope (``SCOPES_KEY``: the
+    turn may work only there; the real connector path must name it the same way)."""
     parts = [
         f"[{source_kind} {CHANNEL_NAMES[source_kind]}] from mallory-{item.id}:\n{item.text}"
         for item in items
