@@ -282,20 +282,22 @@ class MailConnector:
         self, client: IMAPClient, folder: str, uidvalidity: int, uids: list[int]
     ) -> list[Item]:
         cap = self.options.max_fetch_bytes
-        meta = client.fetch(uids, ["RFC822.SIZE", "INTERNALDATE", "BODYSTRUCTURE"])
+        meta = client.fetch(uids, ["RFC822.SIZE", "INTERNALDATE"])
         small = [u for u in uids if u in meta and _int(meta[u].get(b"RFC822.SIZE")) <= cap]
+        large = sorted(set(meta) & set(uids) - set(small))
         whole = client.fetch(small, ["BODY.PEEK[]"]) if small else {}
+        shapes = client.fetch(large, ["BODYSTRUCTURE"]) if large else {}
         items = []
         for uid in uids:
-            if uid not in meta:  # expunged between SEARCH and FETCH
-                continue
             if uid in whole:
                 raw = _get(whole[uid], b"BODY[]")
                 self.bytes_fetched += len(raw)
                 env, body = parse_message(raw)
                 header = raw.split(b"\r\n\r\n", 1)[0]
-            else:
-                env, body, header = self._read_large(client, uid, meta[uid][b"BODYSTRUCTURE"])
+            elif uid in shapes:
+                env, body, header = self._read_large(client, uid, shapes[uid][b"BODYSTRUCTURE"])
+            else:  # expunged while we read
+                continue
             internal = meta[uid].get(b"INTERNALDATE")
             items.append(self._item(folder, uidvalidity, uid, env, body, header, internal))
         return items
@@ -314,7 +316,7 @@ class MailConnector:
         data = client.fetch([uid], wanted).get(uid, {})
         header = _get(data, b"BODY[HEADER]")
         self.bytes_fetched += len(header)
-        env, _ = parse_headers(header)
+        env = parse_headers(header)
         body = Body(attachments=list(found.attachments))
         if section is not None:
             mime = "HEADER" if section == "TEXT" else f"{section}.MIME"

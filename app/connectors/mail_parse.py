@@ -15,12 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.header import decode_header, make_header
-from email.message import EmailMessage, Message
-from email.utils import collapse_rfc2231_value, decode_rfc2231, getaddresses, parsedate_to_datetime
+from email.message import Message
+from email.utils import decode_rfc2231, getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import unquote
 
-_POLICY = email.policy.default
+# compat32, not policy.default: measured ten times faster on ordinary mail (policy.default
+# re-parses every header through the header registry on each access, ~100 messages/s),
+# and the pieces we need are the same stdlib functions: decode_header/make_header for
+# RFC 2047, getaddresses, parsedate_to_datetime, get_filename (RFC 2231), get_payload.
+_POLICY = email.policy.compat32
 
 
 @dataclass(frozen=True)
@@ -59,13 +64,6 @@ def _has_surrogates(text: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in text)
 
 
-def _raw_header(msg: Message, name: str) -> str | None:
-    for key, value in msg.raw_items():
-        if key.lower() == name.lower():
-            return value if isinstance(value, str) else None
-    return None
-
-
 def clean(text: str) -> str:
     """Make a header or body string safe to store: surrogate-escaped bytes decoded."""
     if not _has_surrogates(text):
@@ -93,16 +91,15 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
     return data.decode("cp1252", "replace")
 
 
-def parse_headers(raw_header: bytes) -> tuple[Envelope, EmailMessage]:
+def parse_headers(raw_header: bytes) -> Envelope:
     """Read From/To/Cc/Subject/Date/Message-ID from a header block."""
-    msg = email.message_from_bytes(raw_header, policy=_POLICY)
-    assert isinstance(msg, EmailMessage)
-    return envelope(msg), msg
+    return envelope(email.message_from_bytes(raw_header, policy=_POLICY))
 
 
 def envelope(msg: Message) -> Envelope:
     """The header fields of ``msg``, each read so that a malformed one cannot raise."""
-    date_text = _header(msg, "Date")
+    raw = _raw_headers(msg)
+    date_text = _decoded(raw.get("date", ""))
     date: datetime | None = None
     if date_text:
         try:
@@ -112,43 +109,43 @@ def envelope(msg: Message) -> Envelope:
         if date is not None and date.tzinfo is None:
             date = date.replace(tzinfo=UTC)
     return Envelope(
-        sender=_addresses(msg, "From"),
-        to=_addresses(msg, "To"),
-        cc=_addresses(msg, "Cc"),
-        subject=_header(msg, "Subject"),
+        sender=_addresses(raw.get("from", "")),
+        to=_addresses(raw.get("to", "")),
+        cc=_addresses(raw.get("cc", "")),
+        subject=_decoded(raw.get("subject", "")),
         date=date,
         date_text=date_text,
-        message_id=_header(msg, "Message-ID").strip(),
+        message_id=_decoded(raw.get("message-id", "")).strip(),
     )
 
 
-def _header(msg: Message, name: str) -> str:
-    raw = _raw_header(msg, name)
-    if raw is not None and _has_surrogates(raw):
-        # Raw 8-bit bytes (not RFC 2047): the parser would show U+FFFD; guess instead.
-        return clean(" ".join(raw.split()))
-    try:
-        value = msg.get(name)
-    except Exception:  # a malformed header: the email package's parser may raise anything
-        value = None
-    if value is None:
+def _raw_headers(msg: Message) -> dict[str, str]:
+    """The first value of each header as written (8-bit bytes surrogate-escaped)."""
+    found: dict[str, str] = {}
+    for key, value in msg.raw_items():
+        found.setdefault(key.lower(), value if isinstance(value, str) else str(value))
+    return found
+
+
+def _decoded(value: str) -> str:
+    """RFC 2047 encoded-words decoded; raw 8-bit text guessed; one line."""
+    text = value
+    if "=?" in value:
         try:
-            raw = msg.get_all(name, failobj=[])
-            value = str(raw[0]) if raw else ""
-        except Exception:
-            value = ""
-    return clean(" ".join(str(value).split()))
+            text = str(make_header(decode_header(value)))
+        except Exception:  # a malformed encoded-word or unknown charset stays as written
+            text = value
+    return clean(" ".join(text.split()))
 
 
-def _addresses(msg: Message, name: str) -> str:
-    """``Name <addr>, ...``; the raw header text when it does not parse as addresses."""
-    text = _header(msg, name)
-    if not text:
+def _addresses(value: str) -> str:
+    """``Name <addr>, ...``; the header's text when it does not parse as addresses."""
+    if not value.strip():
         return ""
-    pairs = [(n, a) for n, a in getaddresses([text]) if a]
+    pairs = [(_decoded(n), _decoded(a)) for n, a in getaddresses([value]) if a]
     if not pairs:
-        return text
-    return ", ".join(f"{clean(n)} <{clean(a)}>" if n else clean(a) for n, a in pairs)
+        return _decoded(value)
+    return ", ".join(f"{n} <{a}>" if n else a for n, a in pairs)
 
 
 def parse_message(raw: bytes) -> tuple[Envelope, Body]:
@@ -267,6 +264,18 @@ def _s(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _rfc2231(text: str) -> str:
+    """``utf-8''r%C3%A9sum%C3%A9.pdf`` -> ``résumé.pdf`` (an unknown charset read as UTF-8)."""
+    parts = decode_rfc2231(text)
+    if len(parts) != 3:
+        return text
+    charset, _, encoded = parts
+    try:
+        return unquote(encoded, encoding=charset or "utf-8", errors="replace")
+    except LookupError:
+        return unquote(encoded, errors="replace")
+
+
 def _params(value: Any) -> dict[str, str]:
     """Body parameters as text, RFC 2231 (``filename*``) and encoded-words decoded."""
     if not isinstance(value, tuple):
@@ -278,7 +287,7 @@ def _params(value: Any) -> dict[str, str]:
         text = _s(raw)
         if name.endswith("*"):
             name = name[:-1]
-            text = collapse_rfc2231_value(decode_rfc2231(text))
+            text = _rfc2231(text)
         elif "=?" in text:
             with contextlib.suppress(Exception):  # a malformed encoded-word stays as written
                 text = str(make_header(decode_header(text)))

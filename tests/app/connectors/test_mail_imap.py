@@ -405,3 +405,27 @@ def test_a_plain_text_server_never_sees_the_password() -> None:
     assert received  # positive control: the client did talk to it ...
     assert b"s3cret-pass" not in received and b"LOGIN" not in received.upper()
     assert received[0] == 0x16  # ... and what it sent was a TLS handshake record
+
+
+def test_long_text_is_cut_with_a_marker(server: Dovecot) -> None:
+    append(server, plain("Long", "word " * 1000))
+    append(server, plain("Short", "word " * 10))
+    conn = connector(server, max_text_chars=200)
+    items = by_subject(poll(conn).items)
+    close(conn)
+    body = items["Long"].text.split("\n\n", 1)[1]
+    assert body.startswith("word word") and len(body) < 260
+    assert body.endswith("\n[... 4799 more characters not kept]")
+    assert items["Short"].text.endswith("word " * 9 + "word")  # positive control: not cut
+
+
+def test_xoauth2_reads_the_token_not_the_password(server: Dovecot) -> None:
+    only_password = build("m", server.options(auth="xoauth2"), keyring())
+    error = problem_of(only_password)
+    assert error.problem is Problem.CONFIG
+    assert str(error).startswith(f"no oauth token for {server.user} in the keyring")
+    # With a token, XOAUTH2 is really attempted; this Dovecot offers no OAuth2 passdb,
+    # so the server refuses it as a login problem (the owner's token or account).
+    with_token = build("m", server.options(auth="xoauth2"), lambda key: "ya29.token")
+    refused = problem_of(with_token)
+    assert refused.problem is Problem.AUTH
