@@ -1,6 +1,7 @@
 """A real Dovecot IMAP server on 127.0.0.1 for tests and the mail benchmark.
 
-Throwaway config in a fresh directory: static passdb (any user, one known password),
+Throwaway config in a fresh directory: static passdb (any user, one known password)
+plus an oauth2 passdb (XOAUTH2) against a fake RFC 7662 introspection endpoint here,
 maildir storage, ``ssl = required`` with a CA and server certificate generated here,
 implicit TLS on a free port, logs to a file. Run as root (CI), Dovecot's login
 processes need an unprivileged user (Debian's ``dovenull``) and mail may not be owned
@@ -13,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import grp
 import ipaddress
+import json
 import os
 import pwd
 import shutil
@@ -20,11 +22,14 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -33,6 +38,34 @@ from cryptography.x509.oid import NameOID
 
 USER = "owner@example.com"
 PASSWORD = "correct-horse-battery-staple"
+TOKEN_PREFIX = "test-oauth2-token-for:"
+
+
+def oauth_token(user: str) -> str:
+    """An OAuth2 access token the fake introspection endpoint accepts for ``user``."""
+    return TOKEN_PREFIX + user
+
+
+class _Introspection(BaseHTTPRequestHandler):
+    """RFC 7662 token introspection, as Dovecot's oauth2 passdb asks it (POST token=...)."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        form = parse_qs(self.rfile.read(length).decode())
+        token = (form.get("token") or [""])[0]
+        if token.startswith(TOKEN_PREFIX):
+            answer = {"active": "true", "username": token.removeprefix(TOKEN_PREFIX)}
+        else:
+            answer = {"active": "false"}
+        body = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
 
 
 def dovecot_binary() -> str | None:
@@ -159,6 +192,8 @@ def running_dovecot(timeout: float = 20.0) -> Iterator[Dovecot]:
     root = Path(tempfile.mkdtemp(prefix="mama-dovecot-"))
     root.chmod(0o755)
     process: subprocess.Popen[bytes] | None = None
+    introspection = ThreadingHTTPServer(("127.0.0.1", 0), _Introspection)
+    threading.Thread(target=introspection.serve_forever, daemon=True).start()
     try:
         ca_file, cert_file, key_file = _write_certificates(root)
         login_user, internal_user, uid, gid = _users()
@@ -169,6 +204,15 @@ def running_dovecot(timeout: float = 20.0) -> Iterator[Dovecot]:
         for sub in ("run", "state"):
             (root / sub).mkdir()
         port = _free_port()
+        oauth2 = root / "oauth2.conf.ext"
+        oauth2.write_text(
+            "introspection_mode = post\n"
+            f"introspection_url = http://127.0.0.1:{introspection.server_address[1]}/introspect\n"
+            "force_introspection = yes\n"
+            "username_attribute = username\n"
+            "active_attribute = active\n"
+            "active_value = true\n"
+        )
         log = root / "dovecot.log"
         config = root / "dovecot.conf"
         config.write_text(
@@ -182,7 +226,7 @@ ssl = required
 ssl_cert = <{cert_file}
 ssl_key = <{key_file}
 ssl_min_protocol = TLSv1.2
-auth_mechanisms = plain login
+auth_mechanisms = plain login xoauth2 oauthbearer
 auth_failure_delay = 0
 stats_writer_socket_path =
 default_internal_user = {internal_user}
@@ -190,6 +234,11 @@ default_internal_group = {internal_group}
 default_login_user = {login_user}
 first_valid_uid = 1
 mail_location = maildir:{maildir}/%u
+passdb {{
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = {oauth2}
+}}
 passdb {{
   # Any user name with the known password: each test takes a fresh, empty account.
   driver = static
@@ -226,6 +275,8 @@ service anvil {{
         _wait_for_port(port, process, root, timeout)
         yield Dovecot("127.0.0.1", port, str(ca_file), root, log)
     finally:
+        introspection.shutdown()
+        introspection.server_close()
         if process is not None:
             process.terminate()
             try:

@@ -21,6 +21,7 @@ from tests.app.connectors.dovecot_server import (
     USER,
     Dovecot,
     dovecot_binary,
+    oauth_token,
     running_dovecot,
 )
 from tests.app.connectors.mail_fixtures import (
@@ -419,13 +420,19 @@ def test_long_text_is_cut_with_a_marker(server: Dovecot) -> None:
     assert items["Short"].text.endswith("word " * 9 + "word")  # positive control: not cut
 
 
-def test_xoauth2_reads_the_token_not_the_password(server: Dovecot) -> None:
+def test_xoauth2_logs_in_with_the_token_from_the_keyring(server: Dovecot) -> None:
     only_password = build("m", server.options(auth="xoauth2"), keyring())
     error = problem_of(only_password)
     assert error.problem is Problem.CONFIG
     assert str(error).startswith(f"no oauth token for {server.user} in the keyring")
-    # With a token, XOAUTH2 is really attempted; this Dovecot offers no OAuth2 passdb,
-    # so the server refuses it as a login problem (the owner's token or account).
-    with_token = build("m", server.options(auth="xoauth2"), lambda key: "ya29.token")
-    refused = problem_of(with_token)
-    assert refused.problem is Problem.AUTH
+
+    revoked = build("m", server.options(auth="xoauth2"), lambda key: "revoked-token")
+    assert problem_of(revoked).problem is Problem.AUTH
+
+    append(server, plain("Via OAuth2"))  # positive control: a valid token reads mail
+    token = oauth_token(server.user)
+    good = build(
+        "m", server.options(auth="xoauth2"), lambda k: token if k == "oauth_token" else None
+    )
+    assert [i.metadata["subject"] for i in poll(good).items] == ["Via OAuth2"]
+    close(good)

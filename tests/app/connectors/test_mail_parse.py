@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import base64
 from email.message import EmailMessage
+from typing import Any
 
-from imapclient.response_types import BodyData
+from imapclient.response_parser import parse_fetch_response
 
 from app.connectors.mail_parse import (
     Attachment,
@@ -45,25 +46,29 @@ def test_truncated_base64_part_still_decodes() -> None:
     assert part_text(header, encoded) == text  # positive control: the whole part
 
 
+def bodystructure(text: bytes) -> Any:
+    """A BODYSTRUCTURE as imapclient parses it from a server's FETCH response."""
+    return parse_fetch_response([b"1 (UID 1 BODYSTRUCTURE " + text + b")"])[1][b"BODYSTRUCTURE"]
+
+
 def test_read_structure_finds_the_text_and_lists_attachments() -> None:
-    plain = (b"text", b"plain", (b"charset", b"utf-8"), None, None, b"7bit", 10, 1, None, None)
-    html = (b"text", b"html", (b"charset", b"utf-8"), None, None, b"7bit", 20, 1, None, None)
-    alternative = BodyData.create([[plain, html], b"alternative", None, None, None, None])
+    plain = b'("text" "plain" ("charset" "utf-8") NIL NIL "7bit" 10 1 NIL NIL NIL NIL)'
+    html = b'("text" "html" ("charset" "utf-8") NIL NIL "7bit" 20 1 NIL NIL NIL NIL)'
     pdf = (
-        b"application", b"pdf", None, None, None, b"base64", 78_000, None,
-        (b"attachment", (b"filename*", b"utf-8''r%C3%A9sum%C3%A9.pdf")), None, None,
-    )  # fmt: skip
+        b'("application" "pdf" NIL NIL NIL "base64" 78000 NIL'
+        b' ("attachment" ("filename*" "utf-8\'\'r%C3%A9sum%C3%A9.pdf")) NIL NIL)'
+    )
     image = (
-        b"image", b"png", (b"name", b"=?utf-8?q?caf=C3=A9.png?="), None, None, b"base64",
-        780, None, None, None, None,
-    )  # fmt: skip
-    mixed = BodyData.create([[alternative, pdf, image], b"mixed", None, None, None, None])
-    found = read_structure(mixed)
+        b'("image" "png" ("name" "=?utf-8?q?caf=C3=A9.png?=") NIL NIL "base64" 780 NIL NIL NIL NIL)'
+    )
+    alternative = b"(" + plain + html + b' "alternative" ("boundary" "b1") NIL NIL NIL)'
+    mixed = b"(" + alternative + pdf + image + b' "mixed" ("boundary" "b0") NIL NIL NIL)'
+    found = read_structure(bodystructure(mixed))
     assert found.text_section == "1.1"
     assert found.html_section == "1.2"
     assert found.attachments == (Attachment("résumé.pdf", 57_000), Attachment("café.png", 570))
-    single = read_structure(BodyData.create(list(plain)))
-    assert single == type(found)("TEXT", None, ())
+    single = read_structure(bodystructure(plain))
+    assert (single.text_section, single.html_section, single.attachments) == ("TEXT", None, ())
 
 
 def test_nested_attachments_and_no_text_part() -> None:
