@@ -207,7 +207,11 @@ class MailConnector:
 
     def _connect(self) -> IMAPClient:
         if self._client is not None:
-            return self._client
+            try:
+                self._client.noop()  # servers drop idle connections; find out before reading
+                return self._client
+            except (OSError, imaplib.IMAP4.error):
+                self._drop()
         opts = self.options
         key = "oauth_token" if opts.auth == "xoauth2" else "password"
         secret = self._secret(key)
@@ -258,7 +262,8 @@ class MailConnector:
         client = self._connect()
         items: list[Item] = []
         more = False
-        for folder in self.options.folders:
+        folders = self.options.folders
+        for index, folder in enumerate(folders):
             info = self._examine(client, folder)
             uidvalidity = int(info[b"UIDVALIDITY"])
             known = state.get(folder)
@@ -274,7 +279,7 @@ class MailConnector:
                 items.extend(self._read(client, folder, uidvalidity, chunk))
                 state[folder] = _FolderState(uidvalidity, chunk[-1])
             if len(items) >= limit:
-                more = more or any(f not in state for f in self.options.folders)
+                more = more or index < len(folders) - 1  # later folders not looked at yet
                 break
         return Batch(items=tuple(items), cursor=_dump_cursor(state), more=more)
 

@@ -82,6 +82,16 @@ class Dovecot:
     log: Path
     user: str = USER
 
+    def kick(self) -> None:
+        """Disconnect this account's sessions, as a server does to idle clients."""
+        doveadm = shutil.which("doveadm") or "/usr/bin/doveadm"
+        subprocess.run(
+            [doveadm, "-c", str(self.root / "dovecot.conf"), "kick", self.user],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
+
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.ca_file)
 

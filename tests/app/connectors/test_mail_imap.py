@@ -255,6 +255,17 @@ def test_the_next_poll_returns_only_new_mail(server: Dovecot) -> None:
     assert [i.metadata["subject"] for i in third.items] == ["Third"]
 
 
+def test_a_dropped_connection_is_reopened_on_the_next_poll(server: Dovecot) -> None:
+    append(server, plain("Before"))
+    conn = connector(server)
+    first = poll(conn)
+    server.kick()  # the server closes the connection the connector keeps between polls
+    append(server, plain("After"))
+    second = poll(conn, first.cursor)
+    close(conn)
+    assert [i.metadata["subject"] for i in second.items] == ["After"]
+
+
 def test_reading_never_changes_flags(server: Dovecot) -> None:
     append(server, plain("Unread one"))
     append(server, plain("Already read"), flags="\\Seen")
@@ -269,7 +280,7 @@ def test_reading_never_changes_flags(server: Dovecot) -> None:
 
 def test_limit_is_respected_and_nothing_is_skipped(server: Dovecot) -> None:
     create_folder(server, "Projects")
-    for n in range(5):
+    for n in range(6):  # two full polls: the second ends exactly at INBOX's end
         append(server, plain(f"Inbox {n}"))
     for n in range(3):
         append(server, plain(f"Project {n}"), folder="Projects")
@@ -286,7 +297,7 @@ def test_limit_is_respected_and_nothing_is_skipped(server: Dovecot) -> None:
             break
     close(conn)
     assert max(sizes) == 3 and sizes[0] == 3
-    assert seen == [f"Inbox {n}" for n in range(5)] + [f"Project {n}" for n in range(3)]
+    assert seen == [f"Inbox {n}" for n in range(6)] + [f"Project {n}" for n in range(3)]
 
 
 def test_a_uidvalidity_change_rereads_without_duplicates(server: Dovecot) -> None:
