@@ -51,6 +51,7 @@ from app.connectors.base import Batch, ConnectorError, Item, Problem
 from app.connectors.mail_parse import (
     Body,
     Envelope,
+    Structure,
     parse_headers,
     parse_message,
     part_text,
@@ -297,7 +298,7 @@ class MailConnector:
             if uid in whole:
                 raw = _get(whole[uid], b"BODY[]")
                 self.bytes_fetched += len(raw)
-                env, body = parse_message(raw)
+                env, body = _parse_or_keep(raw)
                 header = raw.split(b"\r\n\r\n", 1)[0]
             elif uid in shapes:
                 env, body, header = self._read_large(client, uid, shapes[uid][b"BODYSTRUCTURE"])
@@ -312,25 +313,30 @@ class MailConnector:
     ) -> tuple[Envelope, Body, bytes]:
         """Headers, the first ``max_fetch_bytes`` of the text part, attachments listed."""
         cap = self.options.max_fetch_bytes
-        found = read_structure(structure)
+        try:
+            found = read_structure(structure)
+        except Exception:  # an odd BODYSTRUCTURE: read the headers, list nothing
+            found = Structure(None, None, ())
         section = found.text_section or found.html_section
+        mime = "HEADER" if section == "TEXT" else f"{section}.MIME"
         wanted = ["BODY.PEEK[HEADER]"]
         if section is not None:
-            mime = "HEADER" if section == "TEXT" else f"{section}.MIME"
             wanted += [f"BODY.PEEK[{mime}]", f"BODY.PEEK[{section}]<0.{cap}>"]
         data = client.fetch([uid], wanted).get(uid, {})
         header = _get(data, b"BODY[HEADER]")
-        self.bytes_fetched += len(header)
-        env = parse_headers(header)
-        body = Body(attachments=list(found.attachments))
+        part = b""
         if section is not None:
-            mime = "HEADER" if section == "TEXT" else f"{section}.MIME"
             part = _get(data, f"BODY[{section}]<0>".encode()) or _get(
                 data, f"BODY[{section}]".encode()
             )
-            self.bytes_fetched += len(part)
-            body.text = part_text(_get(data, f"BODY[{mime}]".encode()), part)
-        return env, body, header
+        self.bytes_fetched += len(header) + len(part)
+        try:
+            env = parse_headers(header)
+            text = part_text(_get(data, f"BODY[{mime}]".encode()), part) if part else ""
+        except Exception as exc:  # as in _parse_or_keep: keep it readable, never skip it
+            env, kept = _parse_or_keep_failed(header + b"\r\n\r\n" + part, exc)
+            text = kept.text
+        return env, Body(text=text, attachments=list(found.attachments)), header
 
     def _item(
         self,
@@ -370,6 +376,23 @@ class MailConnector:
                 "uid": uid,
             },
         )
+
+
+def _parse_or_keep(raw: bytes) -> tuple[Envelope, Body]:
+    """Parse a message; one the parser chokes on is kept as raw text, never skipped.
+
+    A poll that raised on one odd message would stop its folder's cursor there forever.
+    """
+    try:
+        return parse_message(raw)
+    except Exception as exc:  # any parser bug: the message must still pass
+        return _parse_or_keep_failed(raw, exc)
+
+
+def _parse_or_keep_failed(raw: bytes, exc: Exception) -> tuple[Envelope, Body]:
+    env = Envelope("", "", "", "", None, "", "")
+    text = f"[not parseable ({type(exc).__name__}); raw text follows]\n"
+    return env, Body(text=text + raw.decode("utf-8", "replace"))
 
 
 def _text(env: Envelope, body: Body, max_chars: int) -> str:

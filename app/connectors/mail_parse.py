@@ -86,7 +86,7 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
             continue
         try:
             return data.decode(candidate)
-        except (LookupError, UnicodeDecodeError):
+        except (LookupError, ValueError):  # unknown or malformed name, or undecodable
             continue
     return data.decode("cp1252", "replace")
 

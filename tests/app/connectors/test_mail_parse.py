@@ -6,8 +6,12 @@ import base64
 from email.message import EmailMessage
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from imapclient.response_parser import parse_fetch_response
 
+from app.connectors.base import Connector
+from app.connectors.mail import build
 from app.connectors.mail_parse import (
     Attachment,
     decode_bytes,
@@ -33,6 +37,7 @@ def test_charset_fallbacks() -> None:
     assert decode_bytes("naïve".encode(), "utf-8") == "naïve"
     assert decode_bytes("naïve".encode("latin-1"), "utf-8") == "naïve"  # wrong label
     assert decode_bytes(b"plain", "x-unknown") == "plain"  # unknown label
+    assert decode_bytes(b"plain", "utf\x00-8") == "plain"  # malformed label (ValueError)
     assert decode_bytes(b"\x81\x8d", None) == "\ufffd\ufffd"  # undefined even in cp1252
 
 
@@ -81,3 +86,42 @@ def test_nested_attachments_and_no_text_part() -> None:
     assert envelope.subject == "odd"  # an unknown charset on ASCII text still reads
     assert body.text == ""
     assert body.attachments == [Attachment("(unnamed application/octet-stream)", 8)]
+
+
+def _sample() -> bytes:
+    msg = EmailMessage()
+    msg["From"] = "=?utf-8?q?Ren=C3=A9?= <rene@example.org>"
+    msg["Subject"] = "Plan"
+    msg.set_content("Ship on Friday, café.")
+    msg.add_alternative("<p>Ship on <b>Friday</b></p>", subtype="html")
+    msg.add_attachment(b"x" * 300, maintype="application", subtype="pdf", filename="a.pdf")
+    return msg.as_bytes()
+
+
+_SAMPLE = _sample()
+_NOISE = [b"=?", b"?=", b"\r\n", b"--", b"\xff", b"\x00", b"charset=\x00", b"=?utf-8?b?", b";"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(_SAMPLE)), st.sampled_from(_NOISE) | st.binary(max_size=8)),
+        max_size=12,
+    ),
+    st.integers(0, len(_SAMPLE)),
+)
+def test_mangled_mail_never_raises_and_stays_storable(
+    edits: list[tuple[int, bytes]], cut: int
+) -> None:
+    raw = bytearray(_SAMPLE[: max(cut, 40)])
+    for position, noise in edits:
+        raw[position:position] = noise
+    envelope, body = parse_message(bytes(raw))
+    for text in (envelope.sender, envelope.subject, envelope.to, body.text):
+        text.encode("utf-8")  # no lone surrogates
+    assert parse_message(_SAMPLE)[1].text == "Ship on Friday, café.\n"  # positive control
+
+
+def test_the_connector_fits_the_protocol() -> None:
+    conn: Connector = build("m", {"host": "h", "username": "u"}, lambda key: None)
+    assert (conn.kind, conn.name) == ("mail", "m")
