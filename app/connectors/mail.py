@@ -14,8 +14,10 @@ Rules:
 - Read-only: folders are opened with EXAMINE and bodies fetched with ``BODY.PEEK``,
   so flags (``\\Seen``) never change; nothing is stored, moved or deleted.
 - Cursor: JSON ``{"v": 1, "folders": {name: {"uidvalidity": V, "last_uid": U}}}``.
-  When a folder's UIDVALIDITY changes, its UIDs mean nothing any more and the folder
-  is read again from the start.
+  A folder seen for the first time is read from ``initial_days`` back (default 30:
+  an owner adding an account wants this month's mail, not ten years of it). When a
+  folder's UIDVALIDITY changes, its UIDs mean nothing any more and that same window
+  is read again.
 - ``external_id`` is ``<folder>/<Message-ID>`` (or ``<folder>/sha256:<hash of the
   header block>`` when a message has none), not ``<folder>/<uidvalidity>/<uid>``: a
   re-read after a UIDVALIDITY change then yields the same ids, and the runtime's
@@ -40,7 +42,7 @@ import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Literal
 
 from imapclient import IMAPClient
@@ -66,6 +68,10 @@ OPTIONS_HELP: dict[str, str] = {
     "auth": '"password" (an app password in the keyring) or "xoauth2" (an OAuth2 token).',
     "ca_file": "Optional PEM file of a CA to trust (a self-hosted server's own CA).",
     "max_text_chars": "Body text kept per message (default 20000); the rest is cut with a note.",
+    "initial_days": (
+        "On the first poll (and after the server renumbers a folder) read only this many "
+        "days back (default 30; 0 = everything)."
+    ),
     "max_fetch_bytes": (
         "Largest download per message (default 262144); bigger mail is read part by part."
     ),
@@ -81,6 +87,7 @@ GMAIL_NOTE = (
 )
 
 _TIMEOUT = 30.0
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _FETCH_CHUNK = 100
 
 
@@ -97,6 +104,7 @@ class MailOptions(BaseModel):
     ca_file: str | None = None
     max_text_chars: int = Field(default=20_000, ge=200)
     max_fetch_bytes: int = Field(default=256 * 1024, ge=4096)
+    initial_days: int = Field(default=30, ge=0)
 
 
 @dataclass
@@ -268,9 +276,12 @@ class MailConnector:
             info = self._examine(client, folder)
             uidvalidity = int(info[b"UIDVALIDITY"])
             known = state.get(folder)
-            last = known.last_uid if known and known.uidvalidity == uidvalidity else 0
+            if known is not None and known.uidvalidity == uidvalidity:
+                last = known.last_uid
+                uids = sorted(u for u in client.search(f"UID {last + 1}:*") if u > last)
+            else:  # first look at this folder, or its UIDs were renumbered
+                uids, last = self._recent(client, info)
             state[folder] = _FolderState(uidvalidity, last)
-            uids = sorted(u for u in client.search(f"UID {last + 1}:*") if u > last)
             room = limit - len(items)
             if len(uids) > room:
                 more = True
@@ -283,6 +294,19 @@ class MailConnector:
                 more = more or index < len(folders) - 1  # later folders not looked at yet
                 break
         return Batch(items=tuple(items), cursor=_dump_cursor(state), more=more)
+
+    def _recent(self, client: IMAPClient, info: Mapping[bytes, Any]) -> tuple[list[int], int]:
+        """UIDs of the last ``initial_days`` of mail, and the UID to count on from."""
+        days = self.options.initial_days
+        if days == 0:
+            return sorted(client.search("ALL")), 0
+        since = datetime.now(UTC).date() - timedelta(days=days)
+        month = _MONTHS[since.month - 1]
+        uids = sorted(client.search(f"SINCE {since.day:02d}-{month}-{since.year}"))
+        if uids:
+            return uids, min(uids) - 1
+        # Nothing recent: start after what is there now.
+        return [], max(0, _int(info.get(b"UIDNEXT")) - 1)
 
     def _read(
         self, client: IMAPClient, folder: str, uidvalidity: int, uids: list[int]

@@ -6,6 +6,7 @@ import imaplib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from email.message import EmailMessage
 
 from imapclient import imap_utf7
@@ -29,9 +30,17 @@ def _quote(folder: str) -> str:
     return '"' + imap_utf7.encode(folder).decode("ascii") + '"'
 
 
-def append(server: Dovecot, raw: bytes, folder: str = "INBOX", flags: str = "") -> None:
+def append(
+    server: Dovecot,
+    raw: bytes,
+    folder: str = "INBOX",
+    flags: str = "",
+    received: datetime | None = None,
+) -> None:
+    """APPEND ``raw``; ``received`` sets its INTERNALDATE (default: now)."""
     with imap_session(server) as imap:
-        typ, data = imap.append(_quote(folder), f"({flags})" if flags else None, None, raw)
+        when = imaplib.Time2Internaldate(received) if received else None
+        typ, data = imap.append(_quote(folder), f"({flags})" if flags else None, when, raw)
         assert typ == "OK", data
 
 

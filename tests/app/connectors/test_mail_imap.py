@@ -9,6 +9,7 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from typing import Any
 
@@ -264,6 +265,29 @@ def test_a_dropped_connection_is_reopened_on_the_next_poll(server: Dovecot) -> N
     second = poll(conn, first.cursor)
     close(conn)
     assert [i.metadata["subject"] for i in second.items] == ["After"]
+
+
+def test_a_new_account_starts_from_recent_mail(server: Dovecot) -> None:
+    long_ago = datetime.now(UTC) - timedelta(days=400)
+    append(server, plain("Last year"), received=long_ago)
+    append(server, plain("This week"))
+    recent = connector(server)
+    assert [i.metadata["subject"] for i in poll(recent).items] == ["This week"]
+    close(recent)
+    everything = connector(server, initial_days=0)  # positive control: the old one is there
+    assert [i.metadata["subject"] for i in poll(everything).items] == ["Last year", "This week"]
+    close(everything)
+
+
+def test_a_quiet_folder_counts_on_from_its_newest_mail(server: Dovecot) -> None:
+    append(server, plain("Old only"), received=datetime.now(UTC) - timedelta(days=90))
+    conn = connector(server)
+    first = poll(conn)
+    assert first.items == ()
+    append(server, plain("New arrival"))
+    second = poll(conn, first.cursor)
+    close(conn)
+    assert [i.metadata["subject"] for i in second.items] == ["New arrival"]
 
 
 def test_reading_never_changes_flags(server: Dovecot) -> None:
