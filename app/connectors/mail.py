@@ -199,6 +199,9 @@ class MailConnector:
                 raise ConnectorError(
                     Problem.UNAVAILABLE, f"{self.options.host} said: {_one_line(exc)}"
                 ) from exc
+            except Exception:  # a bug (the runtime reports it): the session may be mid-command
+                self._drop()
+                raise
 
     def _drop(self) -> None:
         client, self._client = self._client, None
@@ -230,7 +233,12 @@ class MailConnector:
                 f"no {key.replace('_', ' ')} for {opts.username} in the keyring "
                 f"(mama connectors add mail sets it)",
             )
-        context = ssl.create_default_context(cafile=opts.ca_file)
+        try:
+            context = ssl.create_default_context(cafile=opts.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConnectorError(
+                Problem.CONFIG, f"ca_file {opts.ca_file!r} is not a readable PEM file: {exc}"
+            ) from exc
         client = IMAPClient(
             opts.host, port=opts.port, ssl=True, ssl_context=context, timeout=_TIMEOUT
         )

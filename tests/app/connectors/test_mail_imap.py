@@ -393,6 +393,9 @@ def test_a_missing_secret_and_bad_options_are_config_problems(server: Dovecot) -
     with pytest.raises(ConnectorError) as unknown:
         build("x", {"host": "h", "username": "u", "tls": False}, keyring())
     assert unknown.value.problem is Problem.CONFIG  # there is no way to turn TLS off
+    no_ca = problem_of(connector(server, ca_file=str(server.root / "missing.pem")))
+    assert no_ca.problem is Problem.CONFIG
+    assert str(no_ca).startswith("ca_file ") and "missing.pem" in str(no_ca)
 
 
 def test_an_untrusted_certificate_or_closed_port_is_unavailable(server: Dovecot) -> None:
