@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from mama_core.errors import MamaError
 
 if TYPE_CHECKING:
-    from app.backends.tools import ToolBox, ToolSpec
+    from app.backends.toolbox import ToolBox, ToolSpec
     from app.durable.evidence import Delivered
     from app.durable.mailbox import InputKind
 

@@ -6,7 +6,7 @@ reads one ``{"type":"user",…}`` line per turn and answers with ``system``
 Our actions reach it as an MCP server (``--mcp-config`` with
 ``--strict-mcp-config``): ``mama agent-bridge``, which forwards each call to
 this process over a private socket authenticated by a per-session token
-(``BridgeServer``). Built-in tools are switched off (``--tools ""``) and only
+(``ClaudeRelay``). Built-in tools are switched off (``--tools ""``) and only
 our tools are allowed, so the agent acts only through the catalog.
 
 The conversation has a session id kept in ``runtime_state``; after a crash
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from app.backends.base import BackendError, TurnReply, TurnRequest
-from app.backends.bridge_server import BridgeServer
-from app.backends.mcp_bridge import TOKEN_ENV
+from app.backends.claude_relay import ClaudeRelay
+from app.backends.claude_relay_process import TOKEN_ENV
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
-from app.backends.tools import ToolBox, ToolSpec
+from app.backends.toolbox import ToolBox, ToolSpec
 from app.backends.transcripts import forget_claude_transcripts
 from app.durable.state import delete_state, get_state, set_state
 from app.durable.transaction import RuntimeDb
@@ -87,7 +87,7 @@ class ClaudeCodeBackend:
         self.settings = settings
         self.state = state
         self.process: JsonLineProcess | None = None
-        self.bridge: BridgeServer | None = None
+        self.bridge: ClaudeRelay | None = None
         self.session_id: str | None = None
         self.starts: list[list[str]] = []
         """The argument lists the CLI was started with (for the log and tests)."""
@@ -112,7 +112,7 @@ class ClaudeCodeBackend:
         self._executable = find_executable(self.settings.executable, "Claude Code", INSTALL_HINT)
         self._specs = tools
         self._version = await read_version(self._executable, self._env())
-        self.bridge = BridgeServer(tools)
+        self.bridge = ClaudeRelay(tools)
         await self.bridge.start()
         self._write_mcp_config()
         stored = None

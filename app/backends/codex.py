@@ -26,7 +26,7 @@ from typing import Any
 
 from app.backends.base import BackendError, BackendUnavailableError, TurnReply, TurnRequest
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
-from app.backends.tools import ToolBox, ToolSpec
+from app.backends.toolbox import ToolBox, ToolSpec
 from app.backends.transcripts import forget_codex_transcripts
 from app.durable.state import delete_state, get_state, set_state
 from app.durable.transaction import RuntimeDb

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.backends.base import TurnReply, TurnRequest
-from app.backends.tools import ToolBox, ToolSpec, tool_name
+from app.backends.toolbox import ToolBox, ToolSpec, tool_name
 from app.cards import record_body
 from app.durable.evidence import Delivered
 from app.durable.mailbox import InputKind

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from app.backends.base import BackendError, BackendUnavailableError, TurnReply, TurnRequest
-from app.backends.tools import ToolBox, ToolSpec
+from app.backends.toolbox import ToolBox, ToolSpec
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from mama_core.store import Store
 
 if TYPE_CHECKING:
     from mama_core.embeddings import GgufEmbedder
-    from mama_core.memory import Engine, VerifyReport
+    from mama_core.memory import Engine, Receipt, VerifyReport
+    from mama_core.memory.inputs import MutationInput
 
 
 def ask_passphrase_in_terminal(prompt: str, confirm: bool) -> str:
@@ -102,6 +103,14 @@ class CliContext:
 
         return self.engine().dispatch(
             action, payload, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
+        )
+
+    def owner_mutate(self, inp: MutationInput) -> Receipt:
+        """Run the mutation ``inp`` is the input of, as the owner at the command line."""
+        from mama_core.memory import Grant, SessionFacts
+
+        return self.engine().mutate(
+            inp, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
         )
 
     def verify(self) -> VerifyReport:

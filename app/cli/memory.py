@@ -21,6 +21,9 @@ from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
+from mama_core.memory import Receipt
+from mama_core.memory.dispatcher import parse_input
+from mama_core.memory.inputs import ApproveInput, RejectInput, RetireInput, SaveInput
 from mama_core.model import KINDS, RetireStatus
 
 RETIRE_STATUSES = [s.value for s in RetireStatus]
@@ -43,12 +46,13 @@ def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, A
     return obj.owner_dispatch(action, payload)
 
 
-def _receipt_line(result: dict[str, Any], verb: str) -> str:
-    replay = " (already done earlier; nothing changed)" if result.get("replayed") else ""
+def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
+    replay = " (already done earlier; nothing changed)" if receipt.replayed else ""
     change = ""
-    if result.get("change_id") is not None:
-        change = f" (proposed change {result['change_id']})"
-    return f"{verb} #{result.get('judgment_id')}{change}: {result.get('status')}{replay}"
+    if receipt.change_id is not None:
+        change = f" (proposed change {receipt.change_id})"
+    line = f"{verb} #{receipt.judgment_id}{change}: {receipt.status}{replay}"
+    _emit(receipt.to_wire(), as_json, line)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
@@ -89,8 +93,8 @@ def remember(
         payload["steps"] = list(steps)
     if replaces:
         payload["replaces"] = list(replaces)
-    result = _owner(obj, "memory.save", payload)
-    _emit(result, as_json, _receipt_line(result, "remembered"))
+    receipt = obj.owner_mutate(parse_input(SaveInput, **payload))
+    _emit_receipt(receipt, as_json, "remembered")
 
 
 @click.command()
@@ -217,8 +221,8 @@ def retire(
         payload["by"] = successor
     if forbid_resave:
         payload["forbid_resave"] = True
-    result = _owner(obj, "memory.retire", payload)
-    _emit(result, as_json, _receipt_line(result, "retired"))
+    receipt = obj.owner_mutate(parse_input(RetireInput, **payload))
+    _emit_receipt(receipt, as_json, "retired")
 
 
 @click.command()
@@ -228,8 +232,8 @@ def retire(
 def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
     """Approve a proposed memory (it becomes active), or the change an agent proposed
     to one of your memories (it is applied as your own change)."""
-    result = _owner(obj, "review.approve", {"id": judgment_id})
-    _emit(result, as_json, _receipt_line(result, "approved"))
+    receipt = obj.owner_mutate(parse_input(ApproveInput, id=judgment_id))
+    _emit_receipt(receipt, as_json, "approved")
 
 
 @click.command()
@@ -245,8 +249,8 @@ def reject(
     payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
     if forbid_resave:
         payload["forbid_resave"] = True
-    result = _owner(obj, "review.reject", payload)
-    _emit(result, as_json, _receipt_line(result, "rejected"))
+    receipt = obj.owner_mutate(parse_input(RejectInput, **payload))
+    _emit_receipt(receipt, as_json, "rejected")
 
 
 @click.command()

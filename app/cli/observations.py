@@ -19,7 +19,10 @@ from app.cli.context import CliContext
 from app.cli.display import terminal_text
 from app.cli.memory import ConfirmationRequired, json_option
 from app.cli.params import ROW_ID
+from mama_core.memory import Receipt
+from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.errors import InvalidInputError
+from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.store.connection import Connection
 
@@ -54,8 +57,9 @@ def observation_line(o: dict[str, Any]) -> str:
     return printable(f"obs #{o['id']} {o['received_at']} [{o['source']}]{author} {text}")
 
 
-def purge_outcome(result: dict[str, Any]) -> list[str]:
+def purge_outcome(receipt: Receipt) -> list[str]:
     """What the purge did beyond the rows: backups and the WAL, in words."""
+    result = receipt.extra
     lines = []
     removed = result.get("backups_removed") or []
     if removed:
@@ -154,19 +158,20 @@ def purge(
     chosen = list(dict.fromkeys([*(quoting if with_quotes else []), *observation_ids]))
     if chosen:
         payload["observation_ids"] = chosen
-    result = _owner(obj, "memory.purge", payload)
-    result["quotes_left"] = [] if with_quotes else quoting
-    lines = [f"purged #{judgment_id} (event {result.get('event_id')})"]
-    if result.get("observations_purged"):
-        ids = ", ".join(f"#{i}" for i in result["observations_purged"])
-        lines.append(f"erased {len(result['observations_purged'])} message(s): obs {ids}")
-    if result["quotes_left"]:
-        ids = " ".join(str(i) for i in result["quotes_left"])
+    receipt = obj.owner_mutate(parse_input(PurgeInput, **payload))
+    quotes_left = [] if with_quotes else quoting
+    lines = [f"purged #{judgment_id} (event {receipt.event_id})"]
+    if receipt.observations_purged:
+        ids = ", ".join(f"#{i}" for i in receipt.observations_purged)
+        lines.append(f"erased {len(receipt.observations_purged)} message(s): obs {ids}")
+    if quotes_left:
+        ids = " ".join(str(i) for i in quotes_left)
         lines.append(
             f"{len(quoting)} message(s) still quote it; erase them with "
             f"'mama observations purge {ids}'"
         )
-    _emit(result, as_json, "\n".join(lines + purge_outcome(result)))
+    result = {**receipt.to_wire(), "quotes_left": quotes_left}
+    _emit(result, as_json, "\n".join(lines + purge_outcome(receipt)))
 
 
 def _purge_observations(
@@ -181,10 +186,10 @@ def _purge_observations(
             f"Purging {len(ids)} message(s) erases their text for good; add --yes to confirm.",
             shown,
         )
-    result = _owner(obj, "memory.purge", {"observation_ids": ids, "reason": reason})
-    done = ", ".join(f"#{i}" for i in result.get("observations_purged", []))
-    lines = [f"purged obs {done} (event {result.get('event_id')})"]
-    _emit(result, as_json, "\n".join(lines + purge_outcome(result)))
+    receipt = obj.owner_mutate(parse_input(PurgeInput, observation_ids=ids, reason=reason))
+    done = ", ".join(f"#{i}" for i in receipt.observations_purged)
+    lines = [f"purged obs {done} (event {receipt.event_id})"]
+    _emit(receipt.to_wire(), as_json, "\n".join(lines + purge_outcome(receipt)))
 
 
 @click.group()

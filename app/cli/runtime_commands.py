@@ -117,7 +117,7 @@ def _notify_unpaired(chat_id: int) -> bool:
 @click.option("--socket", "socket_path", required=True, help="The app's bridge socket.")
 def agent_bridge(socket_path: str) -> None:
     """MCP on stdio for Claude Code, forwarded to the running app (started by MAMA)."""
-    from app.backends.mcp_bridge import run
+    from app.backends.claude_relay_process import run
 
     run(socket_path)
 

@@ -15,6 +15,8 @@ import click
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.params import ROW_ID
+from mama_core.memory.dispatcher import parse_input
+from mama_core.memory.inputs import LiftInput
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
@@ -50,12 +52,12 @@ def list_command(obj: CliContext, active_only: bool, limit: int, as_json: bool) 
 @click.pass_obj
 def lift_command(obj: CliContext, tombstone_id: int, reason: str, as_json: bool) -> None:
     """Lift tombstone TOMBSTONE_ID: its text may be saved again."""
-    result = obj.owner_dispatch("tombstone.lift", {"tombstone_id": tombstone_id, "reason": reason})
+    receipt = obj.owner_mutate(parse_input(LiftInput, tombstone_id=tombstone_id, reason=reason))
     if as_json:
-        click.echo(json_text(result))
+        click.echo(json_text(receipt.to_wire()))
         return
-    replay = " (already done earlier; nothing changed)" if result.get("replayed") else ""
-    click.echo(f"lifted tombstone {tombstone_id} (event {result.get('event_id')}){replay}")
+    replay = " (already done earlier; nothing changed)" if receipt.replayed else ""
+    click.echo(f"lifted tombstone {tombstone_id} (event {receipt.event_id}){replay}")
 
 
 def entry_text(entry: dict[str, Any]) -> str:

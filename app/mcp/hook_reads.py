@@ -30,9 +30,8 @@ from app.mcp.identity import ClientIdentity
 from app.mcp.project_scope import ProjectBinding
 from mama_core.guidance import render_index
 from mama_core.memory import CATALOG, EngineConfig
-from mama_core.memory.calls import Env
-from mama_core.memory.checkpoints import checkpoint_list
-from mama_core.memory.dispatcher import prepare_call
+from mama_core.memory.actions.checkpoints import checkpoint_list
+from mama_core.memory.dispatcher import Env, prepare_call
 from mama_core.memory.errors import EngineError
 from mama_core.recall import Recall, RecallHit, RecallQuery
 from mama_core.store import DbKey, connect, latest_version, schema_version
@@ -64,6 +63,10 @@ def _refuse_embedding(_text: str) -> np.ndarray:
     raise EngineError("Hooks do not embed text.")
 
 
+def _refuse_recall() -> Recall:
+    raise EngineError("Hooks do not load recall.")
+
+
 def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> dict[str, Any] | None:
     """The project's newest checkpoint, read through the catalog's ``checkpoint.list``."""
     session = HOOK_ACTOR.session_facts()
@@ -74,7 +77,7 @@ def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> dict[str, An
         session,
         binding.grant(),
     )
-    env = Env(EngineConfig(), model_id="", embed=_refuse_embedding)
+    env = Env(EngineConfig(), model_id="", embed=_refuse_embedding, recall=_refuse_recall)
     listed = checkpoint_list(conn, call, env)
     checkpoints = listed.get("checkpoints") or []
     return checkpoints[0] if checkpoints else None

@@ -1,4 +1,13 @@
-"""``mama mcp``: the development memory as a stdio MCP server.
+"""``mama mcp``: the MCP server for coding agents (Claude Code, Codex ...) over
+the development memory, on stdio.
+
+Each tool is a catalog action (``app.catalog_tools``), called as the connected
+client: its input schema is the action's pydantic model's JSON schema, unchanged,
+and its description the catalog's, so what a model sees here is what the
+engine validates. Every call runs with the server's project grant and with
+session facts built from the client's own ``initialize`` (or request envelope)
+identity; a refusal comes back as an MCP error result carrying the catalog's
+code and message, never as a protocol error.
 
 Built on the SDK's low-level ``Server`` rather than ``MCPServer``: the tools'
 input schemas must be exactly the catalog's pydantic models' JSON schemas and
@@ -16,7 +25,7 @@ then speaks the 2026-07-28 per-request envelope; older clients use the
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -27,14 +36,51 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from app.catalog_tools import (
+    ToolCall,
+    ToolSpec,
+    catalog_tool,
+    failed,
+    refused,
+    result_text,
+)
+from app.mcp.identity import UNKNOWN_CLIENT, ClientIdentity
 from app.mcp.project_scope import ProjectBinding
-from app.mcp.tools import call_tool, client_identity, list_tools
 from app.mcp.wire_guard import claimed_stdin, screened_lines
-from mama_core.memory import Engine
+from mama_core.errors import MamaError
+from mama_core.memory import CATALOG, Engine
+from mama_core.memory.errors import InvalidInputError, UnknownActionError
 
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "mama"
+
+_NO_ARGUMENTS: dict[str, Any] = {
+    "type": "object",
+    "properties": {},
+    "additionalProperties": False,
+    "title": "CheckpointLoadInput",
+}
+
+TOOLS: tuple[ToolSpec, ...] = (
+    catalog_tool(CATALOG, "memory.save", name="save"),
+    catalog_tool(CATALOG, "memory.search", name="search"),
+    catalog_tool(CATALOG, "memory.read", name="get"),
+    catalog_tool(CATALOG, "memory.update_outcome", name="update_outcome"),
+    catalog_tool(CATALOG, "memory.retire", name="retire"),
+    catalog_tool(CATALOG, "memory.link", name="link"),
+    catalog_tool(CATALOG, "memory.timeline", name="timeline"),
+    catalog_tool(CATALOG, "checkpoint.save", name="checkpoint_save"),
+    catalog_tool(
+        CATALOG,
+        "checkpoint.list",
+        name="checkpoint_load",
+        description="Load this project's latest checkpoint: where the work stood when it was "
+        "last saved (null if none).",
+        input_schema=_NO_ARGUMENTS,
+    ),
+)
+TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
 
 
 @dataclass(frozen=True)
@@ -61,6 +107,93 @@ def instructions(binding: ProjectBinding) -> str:
     )
 
 
+def client_identity(info: types.Implementation | None) -> ClientIdentity:
+    """The identity from ``clientInfo``; a client that gave none is named as unknown."""
+    if info is None or not info.name.strip():
+        return ClientIdentity(UNKNOWN_CLIENT)
+    return ClientIdentity(info.name.strip(), (info.version or "").strip() or None)
+
+
+def list_tools() -> list[types.Tool]:
+    """The tool list: names, catalog descriptions and catalog input schemas."""
+    return [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            annotations=types.ToolAnnotations(
+                read_only_hint=spec.read_only,
+                # Nothing is ever deleted: a retire or a revision is a later record.
+                destructive_hint=False,
+                open_world_hint=False,
+            ),
+        )
+        for spec in TOOLS
+    ]
+
+
+async def call_tool(
+    engine: Engine,
+    binding: ProjectBinding,
+    client: ClientIdentity,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+) -> types.CallToolResult:
+    """Run tool ``name`` for ``client``; every failure becomes an error result."""
+    try:
+        called = await _run(engine, binding, client, name, dict(arguments or {}))
+    except MamaError as exc:
+        called = refused(name, exc)
+    except Exception:
+        log.exception("tool %s failed inside MAMA", name)
+        called = failed(name)
+    return tool_result(called)
+
+
+def tool_result(called: ToolCall) -> types.CallToolResult:
+    """The MCP form of a tool call: an error's text starts with its code and message."""
+    if called.is_error:
+        error = called.error
+        return types.CallToolResult(
+            content=[types.TextContent(text=f"{error['code']}: {error['message']}")],
+            structured_content=called.result,
+            is_error=True,
+        )
+    return types.CallToolResult(
+        content=[types.TextContent(text=result_text(called.result))],
+        structured_content=called.result,
+    )
+
+
+async def _run(
+    engine: Engine,
+    binding: ProjectBinding,
+    client: ClientIdentity,
+    name: str,
+    payload: dict[str, Any],
+) -> ToolCall:
+    spec = TOOLS_BY_NAME.get(name)
+    if spec is None:
+        raise UnknownActionError(
+            f"There is no tool named {name!r}; the tools are {', '.join(TOOLS_BY_NAME)}.",
+            details={"tool": name},
+        )
+    session = client.session_facts()
+    grant = binding.grant()
+    if spec.name != "checkpoint_load":
+        result = await engine.dispatch_async(spec.action, payload, session, grant)
+        return ToolCall(name, result, False)
+    if payload:
+        raise InvalidInputError(
+            "checkpoint_load takes no arguments.", details={"fields": sorted(payload)}
+        )
+    listed = await engine.dispatch_async(
+        spec.action, {"scope": binding.project_scope, "limit": 1}, session, grant
+    )
+    checkpoints = listed.get("checkpoints") or []
+    return ToolCall(name, {"checkpoint": checkpoints[0] if checkpoints else None}, False)
+
+
 def build_server(engine: Engine, binding: ProjectBinding) -> Server[McpContext]:
     """An MCP server over ``engine`` bound to ``binding``; the caller owns the engine."""
 
@@ -71,7 +204,7 @@ def build_server(engine: Engine, binding: ProjectBinding) -> Server[McpContext]:
     async def on_list_tools(
         ctx: ServerRequestContext[McpContext], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list_tools(ctx.lifespan_context.engine))
+        return types.ListToolsResult(tools=list_tools())
 
     async def on_call_tool(
         ctx: ServerRequestContext[McpContext], params: types.CallToolRequestParams

@@ -32,7 +32,7 @@ from app.backends.base import (
     TurnRequest,
 )
 from app.backends.command_mode import CommandModeBackend
-from app.backends.tools import ToolBox, agent_tools
+from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.clock import Clock, SystemClock
 from app.durable.forgetting import purge_since_watch, watch_from
 from app.durable.journal import DeliveryJournal

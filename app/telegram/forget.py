@@ -28,6 +28,8 @@ from app.durable.transaction import RuntimeDb
 from app.runtime.owner_runtime import OwnerRuntime, owner_facts
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant
+from mama_core.memory.dispatcher import parse_input
+from mama_core.memory.inputs import PurgeInput
 
 log = logging.getLogger(__name__)
 
@@ -200,15 +202,14 @@ class ForgetFlow:
             payload["id"] = numbers[0]
             what = f"memory #{numbers[0]}"
         try:
-            receipt = await self.engine.dispatch_async(
-                "memory.purge", payload, facts, Grant.owner()
-            )
+            purge = parse_input(PurgeInput, **payload)
+            receipt = await self.engine.mutate_async(purge, facts, Grant.owner())
         except MamaError as exc:
             log.info("purge from telegram refused: %s", exc.code)
             await _answer(query, exc.message[:190], alert=True)
             await _edit(query, f"Not purged: {exc.message}")
             return
-        done = f"Purged {what} (event #{receipt.get('event_id')})."
+        done = f"Purged {what} (event #{receipt.event_id})."
         await _answer(query, f"Purged {what}.")
         message_id = numbers[1] if len(numbers) > 1 else 0
         if parts[0] == "obs" and message_id:

@@ -82,6 +82,8 @@ from app.telegram.forwarded import outside_content
 from app.telegram.pairing import PairedOwner, Pairing, PairOutcome, PairResult, looks_like_code
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.memory.dispatcher import parse_input
+from mama_core.memory.inputs import ApproveInput, RejectInput
 
 log = logging.getLogger(__name__)
 
@@ -351,14 +353,17 @@ class TelegramGateway:
             await query.answer()
             await self._show(judgment_id, facts)
             return
-        payload: dict[str, Any] = {"id": judgment_id, "command_id": f"telegram:cb:{query.id}"}
+        fields: dict[str, Any] = {"id": judgment_id, "command_id": f"telegram:cb:{query.id}"}
         if change_id:
-            payload["change_id"] = int(change_id)
-        if verb == "reject":
-            payload["reason"] = REJECT_REASON
+            fields["change_id"] = int(change_id)
         action = "review.approve" if verb == "approve" else "review.reject"
         try:
-            receipt = await self.engine.dispatch_async(action, payload, facts, Grant.owner())
+            decision = (
+                parse_input(ApproveInput, **fields)
+                if verb == "approve"
+                else parse_input(RejectInput, **fields, reason=REJECT_REASON)
+            )
+            receipt = await self.engine.mutate_async(decision, facts, Grant.owner())
         except MamaError as exc:
             log.info("%s of #%s refused: %s", action, judgment_id, exc.code)
             await query.answer(exc.message[:190], show_alert=True)
@@ -367,9 +372,7 @@ class TelegramGateway:
         await query.answer(f"{done} #{judgment_id}.")
         record = await self._read(judgment_id, facts)
         body = card_text(record) if record else f"#{judgment_id}"
-        receipt_line = (
-            f"{done} by you — now {receipt.get('status')}, event #{receipt.get('event_id')}."
-        )
+        receipt_line = f"{done} by you — now {receipt.status}, event #{receipt.event_id}."
         with contextlib.suppress(TelegramError):
             await query.edit_message_text(
                 to_html(f"{body}\n\n**{receipt_line}**"), parse_mode=ParseMode.HTML

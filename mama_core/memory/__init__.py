@@ -22,6 +22,7 @@ from mama_core.memory.errors import (
     UnknownActionError,
 )
 from mama_core.memory.grants import Grant
+from mama_core.memory.receipt import Receipt
 from mama_core.memory.session import ActorKind, SessionFacts, TurnKind
 from mama_core.memory.verify import VerifyReport, verify_store
 
@@ -40,6 +41,7 @@ __all__ = [
     "NotFoundError",
     "NotGrantedError",
     "OwnerTurnRequiredError",
+    "Receipt",
     "ScopeDeniedError",
     "SecretRefusedError",
     "SessionFacts",

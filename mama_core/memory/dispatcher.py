@@ -1,6 +1,11 @@
-"""From an action name and a raw payload to a validated, permitted, scanned call.
+"""The action registry and dispatcher: from an action name and a raw payload to a
+validated, permitted, scanned call, and to the handler registered for it.
 
-The order is: the action exists (``unknown_action``), the grant holds it
+Every verb is ONE registration: ``@mutation`` or ``@query`` on its handler, naming the
+action, its pydantic input model, who may use it and its description. The handler
+is typed on its input model (``Call[SaveInput]``), so it never re-checks the type.
+
+The order of checks is: the action exists (``unknown_action``), the grant holds it
 (``not_granted``; owner-only verbs also need the owner as actor), the payload
 fits the schema (``invalid_input`` with field paths, never the values), nothing
 only the owner may ask for is asked by anyone else (``ownership.check_call``), and a
@@ -11,38 +16,240 @@ gets its command id and the hash of its canonical payload here.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from mama_core.memory import ownership
-from mama_core.memory.calls import Call
 from mama_core.memory.canonical import canonical_hash
-from mama_core.memory.catalog import ActionSpec, Catalog
+from mama_core.memory.config import EngineConfig
 from mama_core.memory.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory.grants import Grant
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.session import SessionFacts
+from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.recall import Recall
+from mama_core.store.connection import Connection
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Call(Generic[InputT]):
+    """An action call after validation: its input, caller and idempotency key."""
+
+    spec: ActionSpec[Any]
+    input: InputT
+    session: SessionFacts
+    grant: Grant
+    command_id: str = ""
+    payload_hash: str = ""
+    replay_known: bool = False
+    """A receipt for ``command_id`` already exists: skip costly preparation."""
+
+
+@dataclass(frozen=True)
+class Env:
+    """What handlers need from the engine: settings, the embedding model and recall."""
+
+    config: EngineConfig
+    model_id: str
+    embed: Callable[[str], np.ndarray]
+    recall: Callable[[], Recall]
+    """Hybrid recall, made on first use (loading the vector cache costs time)."""
+
+
+MutationHandler = Callable[[Call[InputT], Env], Command]
+"""A mutation's handler: prepares (outside the transaction) the writer command."""
+ReadHandler = Callable[[Connection, Call[InputT], Env], dict[str, Any]]
+"""A read's handler: runs on a pooled read connection and returns the result."""
+
+
+@dataclass(frozen=True)
+class ActionSpec(Generic[InputT]):
+    """One registered action: its input model, who may use it, and its handler."""
+
+    name: str
+    input_model: type[InputT]
+    owner_only: bool
+    mutates: bool
+    description: str
+    scan_secrets: bool = True
+    """Mutations whose strings are refused when secret-shaped (all but raw observations)."""
+    for_agents: bool = True
+    """In an agent's grant by default (never when ``owner_only``)."""
+    build: MutationHandler[InputT] | None = None
+    """A mutation's handler (``mutates``)."""
+    query: ReadHandler[InputT] | None = None
+    """A read's handler (not ``mutates``)."""
+
+    def command(self, call: Call[Any], env: Env) -> Command:
+        """The writer command for ``call`` of this mutation."""
+        if self.build is None:
+            raise TypeError(f"{self.name} is a read, not a mutation")
+        return self.build(call, env)
+
+    def run_read(self, conn: Connection, call: Call[Any], env: Env) -> dict[str, Any]:
+        """The result of ``call`` of this read on ``conn``."""
+        if self.query is None:
+            raise TypeError(f"{self.name} is a mutation, not a read")
+        return self.query(conn, call, env)
+
+
+REGISTRY: dict[str, ActionSpec[Any]] = {}
+"""Every registered action by name, in registration order (the catalog's order)."""
+_BY_MODEL: dict[type[BaseModel], ActionSpec[Any]] = {}
+
+
+def _register(spec: ActionSpec[Any]) -> None:
+    if spec.name in REGISTRY or spec.input_model in _BY_MODEL:
+        raise ValueError(f"action {spec.name} (or its input model) is registered twice")
+    REGISTRY[spec.name] = spec
+    _BY_MODEL[spec.input_model] = spec
+
+
+def mutation(
+    name: str,
+    model: type[InputT],
+    *,
+    description: str,
+    owner_only: bool = False,
+    scan_secrets: bool = True,
+    for_agents: bool = True,
+) -> Callable[[MutationHandler[InputT]], MutationHandler[InputT]]:
+    """Register the decorated function as the handler of mutating action ``name``."""
+
+    def register(handler: MutationHandler[InputT]) -> MutationHandler[InputT]:
+        _register(
+            ActionSpec(
+                name,
+                model,
+                owner_only=owner_only,
+                mutates=True,
+                description=description,
+                scan_secrets=scan_secrets,
+                for_agents=for_agents and not owner_only,
+                build=handler,
+            )
+        )
+        return handler
+
+    return register
+
+
+def query(
+    name: str, model: type[InputT], *, description: str, owner_only: bool = False
+) -> Callable[[ReadHandler[InputT]], ReadHandler[InputT]]:
+    """Register the decorated function as the handler of read action ``name``."""
+
+    def register(handler: ReadHandler[InputT]) -> ReadHandler[InputT]:
+        _register(
+            ActionSpec(
+                name,
+                model,
+                owner_only=owner_only,
+                mutates=False,
+                description=description,
+                for_agents=not owner_only,
+                query=handler,
+            )
+        )
+        return handler
+
+    return register
+
+
+def spec_for_input(model: BaseModel) -> ActionSpec[Any]:
+    """The action whose input ``model`` is (each input model belongs to one action)."""
+    return spec_for_input_type(type(model))
+
+
+def parse_input(model: type[InputT], /, **fields: Any) -> InputT:
+    """``model`` from ``fields`` for an in-process caller, refused exactly as ``dispatch``
+    would refuse the same payload (``invalid_input`` naming the fields, never a
+    pydantic error)."""
+    return validate(spec_for_input_type(model), fields)
+
+
+def spec_for_input_type(model: type[InputT]) -> ActionSpec[InputT]:
+    """The action that takes input model ``model``."""
+    spec: ActionSpec[InputT] | None = _BY_MODEL.get(model)
+    if spec is None:
+        raise UnknownActionError(
+            f"No action takes {model.__name__}.", details={"input": model.__name__}
+        )
+    return spec
+
+
+def command_for(
+    call: Call[Any],
+    apply: Callable[[Tx], Applied],
+    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None,
+) -> Command:
+    """The writer command that carries out ``call`` with ``apply``."""
+    return Command(
+        action=call.spec.name,
+        command_id=call.command_id,
+        payload_hash=call.payload_hash,
+        session=call.session,
+        grant=call.grant,
+        apply=apply,
+        after_commit=after_commit,
+    )
+
+
+class ActionTable(Protocol):
+    """Anything that names its actions (the ``Catalog``)."""
+
+    @property
+    def actions(self) -> Mapping[str, ActionSpec[Any]]: ...
 
 
 def prepare_call(
-    catalog: Catalog,
+    catalog: ActionTable,
     action: str,
     payload: Mapping[str, Any],
     session: SessionFacts,
     grant: Grant,
-) -> Call:
+) -> Call[Any]:
     """Check and validate one call; raise the engine error that refuses it."""
     spec = catalog.actions.get(action)
     if spec is None:
         raise UnknownActionError(f"There is no action {action!r}.", details={"action": action})
-    if action not in grant.actions:
-        raise NotGrantedError(f"This caller is not granted {action}.", details={"action": action})
+    _permit(spec, session, grant)
+    return _admit(spec, validate(spec, payload), session, grant)
+
+
+def prepare_input(
+    catalog: ActionTable, model: BaseModel, session: SessionFacts, grant: Grant
+) -> Call[Any]:
+    """``prepare_call`` for an input model an in-process caller built itself (its
+    action is the one that takes that model); the same checks, in the same order."""
+    spec = spec_for_input(model)
+    if catalog.actions.get(spec.name) is not spec:
+        raise UnknownActionError(
+            f"There is no action {spec.name!r}.", details={"action": spec.name}
+        )
+    _permit(spec, session, grant)
+    return _admit(spec, model, session, grant)
+
+
+def _permit(spec: ActionSpec[Any], session: SessionFacts, grant: Grant) -> None:
+    if spec.name not in grant.actions:
+        raise NotGrantedError(
+            f"This caller is not granted {spec.name}.", details={"action": spec.name}
+        )
     if spec.owner_only and not session.is_owner:
-        raise NotGrantedError(f"{action} is the owner's alone.", details={"action": action})
-    model = validate(spec, payload)
-    ownership.check_call(spec, model, session)
+        raise NotGrantedError(f"{spec.name} is the owner's alone.", details={"action": spec.name})
+
+
+def _admit(
+    spec: ActionSpec[Any], model: BaseModel, session: SessionFacts, grant: Grant
+) -> Call[Any]:
+    ownership.check_call(spec.name, model, session)
     if not spec.mutates:
         return Call(spec, model, session, grant)
     data = model.model_dump(mode="json")
@@ -52,7 +259,7 @@ def prepare_call(
     return Call(spec, model, session, grant, command_id, canonical_hash(data))
 
 
-def validate(spec: ActionSpec, payload: Mapping[str, Any]) -> BaseModel:
+def validate(spec: ActionSpec[InputT], payload: Mapping[str, Any]) -> InputT:
     """The action's input model from ``payload``, or ``invalid_input`` naming the fields."""
     if not isinstance(payload, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InvalidInputError(

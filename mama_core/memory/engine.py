@@ -3,6 +3,10 @@
 ``dispatch`` validates and permits the call, then runs a read on a pooled read
 connection or hands a mutation to the one writer thread and waits for its
 receipt. ``dispatch_async`` does the same from asyncio without blocking the loop.
+Both speak the wire form agents and MCP clients see (an action name, a dict).
+In-process callers (CLI, review window, runtime) may instead pass the action's
+input model to ``mutate`` / ``read`` and get a typed ``Receipt`` back: the same
+checks, the same writer.
 """
 
 from __future__ import annotations
@@ -19,17 +23,17 @@ import numpy as np
 from mama_core.embeddings.base import Embedder
 from mama_core.errors import MamaError
 from mama_core.memory.anchor import AnchorKeeper, anchor_for
-from mama_core.memory.calls import Call, Env
 from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.dispatcher import prepare_call
+from mama_core.memory.dispatcher import Call, Env, prepare_call, prepare_input
 from mama_core.memory.errors import EngineError
 from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
+from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
-from mama_core.memory.routes import MUTATIONS, READS
+from mama_core.memory.receipt import Receipt
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
@@ -92,8 +96,43 @@ class Engine:
         call = prepare_call(self.catalog, action, payload, session, grant)
         if call.spec.mutates:
             return self._mutate(call)
+        return self._read(call)
+
+    def mutate(self, inp: MutationInput, session: SessionFacts, grant: Grant) -> Receipt:
+        """Run the mutation whose input ``inp`` is (``SaveInput`` is memory.save ...) and
+        return its typed receipt; refusals raise exactly as ``dispatch`` does."""
+        call = self._prepare_input(inp, session, grant)
+        if not call.spec.mutates:
+            raise EngineError(f"{call.spec.name} is a read; use read().")
+        return Receipt.from_wire(self._mutate(call))
+
+    def read(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> dict[str, Any]:
+        """Run the read whose input ``inp`` is (``SearchInput`` is memory.search ...)."""
+        call = self._prepare_input(inp, session, grant)
+        if call.spec.mutates:
+            raise EngineError(f"{call.spec.name} is a mutation; use mutate().")
+        return self._read(call)
+
+    async def mutate_async(
+        self, inp: MutationInput, session: SessionFacts, grant: Grant
+    ) -> Receipt:
+        """``mutate`` awaited from asyncio; the work runs off the event loop."""
+        return await asyncio.to_thread(self.mutate, inp, session, grant)
+
+    async def read_async(
+        self, inp: ActionInput, session: SessionFacts, grant: Grant
+    ) -> dict[str, Any]:
+        """``read`` awaited from asyncio; the work runs off the event loop."""
+        return await asyncio.to_thread(self.read, inp, session, grant)
+
+    def _prepare_input(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> Call[Any]:
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        return prepare_input(self.catalog, inp, session, grant)
+
+    def _read(self, call: Call[Any]) -> dict[str, Any]:
         with self._readers.borrow() as conn:
-            return READS[action](conn, call, self._env)
+            return call.spec.run_read(conn, call, self._env)
 
     def dispatch_batch(
         self,
@@ -116,7 +155,7 @@ class Engine:
                 call = prepare_call(self.catalog, action, payload, session, grant)
                 if not call.spec.mutates:
                     raise EngineError(f"{action} is a read; only mutations can be batched.")
-                commands.append(MUTATIONS[call.spec.name](call, self._env))
+                commands.append(call.spec.command(call, self._env))
             except MamaError as exc:
                 exc.details.setdefault("index", index)
                 raise
@@ -206,7 +245,7 @@ class Engine:
             self._recall.close()
         self._readers.close()
 
-    def _mutate(self, call: Call) -> dict[str, Any]:
+    def _mutate(self, call: Call[Any]) -> dict[str, Any]:
         with self._readers.borrow() as conn:
             known = (
                 conn.execute(
@@ -214,7 +253,7 @@ class Engine:
                 ).fetchone()
                 is not None
             )
-        command = MUTATIONS[call.spec.name](replace(call, replay_known=known), self._env)
+        command = call.spec.command(replace(call, replay_known=known), self._env)
         return self._writer.submit(command).result().receipt
 
     def _embed(self, text: str) -> np.ndarray:

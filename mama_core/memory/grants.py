@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from mama_core.memory.catalog import AGENT_ACTIONS, ALL_ACTIONS, OWNER_ONLY_ACTIONS
 from mama_core.memory.errors import NotGrantedError
 from mama_core.scope_names import GLOBAL, check_scope_name
 
@@ -35,6 +34,8 @@ class Grant:
     @classmethod
     def owner(cls, default_scope: str = GLOBAL) -> Grant:
         """The owner's own grant: every action, every scope."""
+        from mama_core.memory.catalog import ALL_ACTIONS  # the verbs use grants: import late
+
         return cls(
             actions=ALL_ACTIONS,
             scopes=frozenset(),
@@ -53,6 +54,12 @@ class Grant:
 
         With one scope and no ``default_scope``, saves go to that scope.
         """
+        from mama_core.memory.catalog import (  # the verbs use grants: import late
+            AGENT_ACTIONS,
+            ALL_ACTIONS,
+            OWNER_ONLY_ACTIONS,
+        )
+
         scope_set = frozenset(scopes)
         wanted = AGENT_ACTIONS if actions is None else frozenset(actions)
         forbidden = sorted(wanted & OWNER_ONLY_ACTIONS)

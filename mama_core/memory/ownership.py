@@ -25,7 +25,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from mama_core.memory.catalog import ActionSpec
 from mama_core.memory.errors import NotGrantedError, OwnerTurnRequiredError
 from mama_core.memory.session import SessionFacts
 from mama_core.model import GUIDANCE_KINDS, OWNER_INVOLVEMENTS, Involvement, Judgment, Kind
@@ -47,13 +46,13 @@ class Decision(StrEnum):
     PROPOSE = "propose"
 
 
-def check_call(spec: ActionSpec, model: BaseModel, session: SessionFacts) -> None:
+def check_call(action: str, model: BaseModel, session: SessionFacts) -> None:
     """Refuse, before the writer, what no one but the owner may ask for: a tombstone."""
     if getattr(model, "forbid_resave", False) and not session.acts_as_owner:
         raise NotGrantedError(
             "Only the owner can forbid saving something again (a tombstone); "
             "retry without forbid_resave.",
-            details={"action": spec.name, "field": "forbid_resave"},
+            details={"action": action, "field": "forbid_resave"},
         )
 
 

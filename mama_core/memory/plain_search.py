@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory.calls import Call
+from mama_core.memory.dispatcher import Call
 from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
@@ -21,10 +21,9 @@ from mama_core.scope_bindings import scopes_by_id
 from mama_core.store.connection import Connection
 
 
-def search(conn: Connection, call: Call) -> dict[str, Any]:
+def search(conn: Connection, call: Call[SearchInput]) -> dict[str, Any]:
     """Run a memory.search with no words for ``call`` on a read connection."""
     inp = call.input
-    assert isinstance(inp, SearchInput)
     statuses = ["active"]
     if inp.statuses is not None:
         statuses = sorted({s.value for s in inp.statuses})

@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mama_core.memory.calls import Call, Env
-from mama_core.memory.catalog import CATALOG
+from mama_core.memory.dispatcher import REGISTRY, Call, Env
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
@@ -134,11 +133,9 @@ def pending_after(conn: Connection, after_id: int = 0) -> list[ChangeProposal]:
 
 def approve(tx: Tx, change: ChangeProposal, env: Env) -> Applied:
     """Apply ``change`` as the caller of ``tx`` (the owner), in this transaction's event."""
-    from mama_core.memory.routes import MUTATIONS  # routes imports the verbs that import us
-
-    spec = CATALOG.actions[change.action]
+    spec = REGISTRY[change.action]
     call = Call(spec, spec.input_model.model_validate(change.payload), tx.session, tx.grant)
-    inner = MUTATIONS[change.action](call, env).apply(tx)
+    inner = spec.command(call, env).apply(tx)
     _resolve(tx, change, "approved")
     payload = {"change_id": change.id, "change_action": change.action, **inner.payload}
     return Applied(change.judgment_id, payload, {**inner.receipt, "change_id": change.id})

@@ -19,13 +19,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from mama_core.memory.calls import Call, Env, command_for
 from mama_core.memory.canonical import sha256_hex
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError, TombstonedError
-from mama_core.memory.inputs import LiftInput, TombstoneInput
-from mama_core.memory.records import load_visible
 from mama_core.memory.tombstone_match import near_duplicate
-from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.memory.writer import Tx
 from mama_core.model import Judgment
 from mama_core.scope_bindings import ensure_scope_ids, scopes_of
 from mama_core.store.connection import Connection
@@ -216,36 +213,3 @@ def lift_tombstone(tx: Tx, tombstone_id: int) -> int | None:
     if judgment_id is not None:
         tx.touch(judgment_id)
     return judgment_id
-
-
-def tombstone_command(call: Call, env: Env) -> Command:
-    """memory.tombstone: forbid a judgment's text from coming back; its status stays."""
-    inp = call.input
-    assert isinstance(inp, TombstoneInput)
-
-    def apply(tx: Tx) -> Applied:
-        target = load_visible(tx.conn, inp.id, tx.grant)
-        tombstone_id = create_tombstone(tx, target, inp.reason, env.model_id)
-        payload = {
-            "reason_hmac": tx.record_text("reason", inp.reason),
-            "tombstone_id": tombstone_id,
-        }
-        return Applied(target.id, payload, {"tombstone_id": tombstone_id})
-
-    return command_for(call, apply)
-
-
-def lift_command(call: Call, env: Env) -> Command:
-    """tombstone.lift: the owner allows the text again."""
-    inp = call.input
-    assert isinstance(inp, LiftInput)
-
-    def apply(tx: Tx) -> Applied:
-        judgment_id = lift_tombstone(tx, inp.tombstone_id)
-        payload = {
-            "reason_hmac": tx.record_text("reason", inp.reason),
-            "tombstone_id": inp.tombstone_id,
-        }
-        return Applied(judgment_id, payload, {"tombstone_id": inp.tombstone_id})
-
-    return command_for(call, apply)

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from mama_core.memory.actions.timeline import fold_events
 from mama_core.memory.anchor import ChainAnchor, anchor_problems
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
 from mama_core.memory.events import EVENT_COLUMNS, EVENT_FORMAT, GENESIS_HASH, event_from_row
-from mama_core.memory.timeline import fold_events
 from mama_core.model import JUDGMENT_COLUMNS, Judgment
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
@@ -121,9 +121,15 @@ def _check_chain(conn: Connection, report: VerifyReport, chain: _Chain) -> None:
         keyed = event.payload.get("format") == EVENT_FORMAT
         if not keyed:
             chain.legacy_events.add(event.id)
+        also_created: dict[str, Any] = event.payload.get("created") or {}
         for change in event.payload.get("transitions", ()):
-            if change.get("from") is None and event.judgment_id == change.get("id"):
+            if change.get("from") is not None:
+                continue
+            if event.judgment_id == change.get("id"):
                 digest = str(event.payload.get("content_hash", ""))
+                chain.created[int(change["id"])] = (digest, keyed)
+            elif str(change.get("id")) in also_created:  # more than one record (a restore)
+                digest = str(also_created[str(change["id"])])
                 chain.created[int(change["id"])] = (digest, keyed)
         rows: dict[Any, Any] = event.payload.get("rows") or {}
         for table, digests in rows.items():

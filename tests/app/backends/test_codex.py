@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.backends.codex import CodexBackend, CodexSettings
-from app.backends.tools import agent_tools
+from app.backends.toolbox import agent_tools
 from app.durable.mailbox import InputKind, NewInput
 from app.durable.transaction import RuntimeDb
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings

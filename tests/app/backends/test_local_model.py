@@ -13,7 +13,7 @@ import pytest
 
 from app.backends.base import BackendError, TurnReply
 from app.backends.local_model import LocalModelBackend, answer_schema, model_schema, parse_answer
-from app.backends.tools import agent_tools
+from app.backends.toolbox import agent_tools
 from app.durable.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from mama_core.memory import Engine, Grant

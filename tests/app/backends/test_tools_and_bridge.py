@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from app.backends.bridge_server import BridgeServer
-from app.backends.mcp_bridge import AppLink, BridgeUnavailableError
-from app.backends.tools import ToolBox, agent_tools
+from app.backends.claude_relay import ClaudeRelay
+from app.backends.claude_relay_process import RelayLink, RelayUnavailableError
+from app.backends.toolbox import ToolBox, agent_tools
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 
 GRANT = Grant.agent(["global"], "global")
@@ -28,6 +28,7 @@ def test_tools_come_from_the_catalog_and_never_include_owner_verbs(engine: Engin
         "memory_purge",
         "memory_tombstone",
         "tombstone_lift",
+        "memory_restore",
     }
     save = next(s for s in specs if s.name == "memory_save")
     assert save.input_schema == engine.catalog.json_schema("memory.save")
@@ -53,14 +54,14 @@ def test_a_rerun_of_the_same_input_replays_instead_of_saving_twice(engine: Engin
 
 def test_the_bridge_socket_serves_only_the_session_token(engine: Engine) -> None:
     async def scenario() -> None:
-        server = BridgeServer(agent_tools(engine, GRANT))
+        server = ClaudeRelay(agent_tools(engine, GRANT))
         await server.start()
         try:
-            with pytest.raises(BridgeUnavailableError):
-                await AppLink.connect(str(server.socket_path), "guessed-token")
+            with pytest.raises(RelayUnavailableError):
+                await RelayLink.connect(str(server.socket_path), "guessed-token")
             assert server.refused == 1
 
-            link = await AppLink.connect(str(server.socket_path), server.token)
+            link = await RelayLink.connect(str(server.socket_path), server.token)
             listed = await link.request("tools/list")
             assert "memory_save" in {t["name"] for t in listed["tools"]}
             idle = await link.request("tools/call", {"name": "memory_save", "arguments": FACT})

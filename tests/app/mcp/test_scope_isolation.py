@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.mcp.identity import ClientIdentity
 from app.mcp.project_scope import ProjectBinding
-from app.mcp.tools import call_tool
+from app.mcp.server import call_tool
 from mama_core.memory import Engine
 from tests.app.mcp.conftest import error_code, mcp_client, owner_dispatch, structured
 

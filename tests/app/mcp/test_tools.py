@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.mcp.project_scope import ProjectBinding
-from app.mcp.tools import TOOLS
+from app.mcp.server import TOOLS
 from mama_core.memory import Engine
 from tests.app.mcp.conftest import error_code, mcp_client, owner_dispatch, structured
 

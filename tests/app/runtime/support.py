@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.backends.base import TurnReply, TurnRequest
-from app.backends.tools import ToolBox, ToolSpec
+from app.backends.toolbox import ToolBox, ToolSpec
 from app.durable.transaction import RuntimeDb
 from app.runtime.channel import DeliveryRetry, OutgoingMessage
 from mama_core.embeddings import Embedder, load_embedder

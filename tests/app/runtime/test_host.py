@@ -122,7 +122,7 @@ def test_doctor_tells_whether_a_runtime_serves_the_folder_and_how_telegram_is_se
 def test_the_agents_scopes_come_from_the_settings(
     tmp_path: Path, engine: Engine, store: Store
 ) -> None:
-    from app.backends.tools import ToolBox
+    from app.backends.toolbox import ToolBox
     from mama_core.memory import ActorKind, SessionFacts, TurnKind
 
     facts = SessionFacts(ActorKind.AGENT, "test-agent", turn=TurnKind.OWNER_MESSAGE)

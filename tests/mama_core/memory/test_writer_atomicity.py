@@ -8,9 +8,7 @@ import threading
 import pytest
 
 from mama_core.memory import Engine, verify_store
-from mama_core.memory.calls import command_for
-from mama_core.memory.dispatcher import prepare_call
-from mama_core.memory.routes import MUTATIONS
+from mama_core.memory.dispatcher import command_for, prepare_call
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import ChangeSet
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, event_count, save, search_ids
@@ -39,7 +37,7 @@ def test_a_failure_after_writes_leaves_nothing_half_written(engine: Engine) -> N
         OWNER,
         OWNER_GRANT,
     )
-    real = MUTATIONS["memory.save"](call, engine._env)
+    real = call.spec.command(call, engine._env)
 
     def apply_then_fail(tx: Tx) -> Applied:
         real.apply(tx)  # row, bindings, vector, edge and the predecessor's status

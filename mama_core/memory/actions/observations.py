@@ -4,15 +4,21 @@ de-duplicated by source and external id, so they can be cited and purged."""
 from __future__ import annotations
 
 from mama_core import clock
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.inputs import ObservationInput
 from mama_core.memory.writer import Applied, Command, Tx
 
 
-def observation_command(call: Call, env: Env) -> Command:
+@mutation(
+    "observation.record",
+    ObservationInput,
+    description="Keep a raw input (message, mail, card) exactly as it arrived.",
+    scan_secrets=False,
+    for_agents=False,
+)
+def observation_command(call: Call[ObservationInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, ObservationInput)
 
     def apply(tx: Tx) -> Applied:
         existing = tx.conn.execute(

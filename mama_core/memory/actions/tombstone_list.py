@@ -11,16 +11,21 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from mama_core.memory.calls import Call, Env
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import TombstoneListInput
 from mama_core.store.connection import Connection
 
 
-def list_tombstones(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "tombstone.list",
+    TombstoneListInput,
+    description="List tombstones: what each blocks, who made it, whether it was lifted.",
+    owner_only=True,
+)
+def list_tombstones(conn: Connection, call: Call[TombstoneListInput], env: Env) -> dict[str, Any]:
     """Tombstones newest first, within the caller's scopes."""
     inp = call.input
-    assert isinstance(inp, TombstoneListInput)
     where: list[str] = []
     params: list[object] = []
     if not call.grant.all_scopes:
@@ -48,7 +53,9 @@ def list_tombstones(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
     return {"tombstones": [_entry(conn, row, call) for row in rows]}
 
 
-def _entry(conn: Connection, row: tuple[Any, ...], call: Call) -> dict[str, Any]:
+def _entry(
+    conn: Connection, row: tuple[Any, ...], call: Call[TombstoneListInput]
+) -> dict[str, Any]:
     (tid, judgment_id, reason, created_at, lifted_at, actor, action) = row[:7]
     kind, status, text, lift_actor, lift_payload, lift_text = row[7:]
     scopes = [

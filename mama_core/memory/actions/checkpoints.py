@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.inputs import CheckpointListInput, CheckpointSaveInput
 from mama_core.memory.provenance import provenance_of
 from mama_core.memory.scopes import read_scopes, write_scopes
@@ -14,9 +14,13 @@ from mama_core.scope_bindings import ensure_scope_ids
 from mama_core.store.connection import Connection
 
 
-def checkpoint_save_command(call: Call, env: Env) -> Command:
+@mutation(
+    "checkpoint.save",
+    CheckpointSaveInput,
+    description="Save where a piece of work stands, to resume it later.",
+)
+def checkpoint_save_command(call: Call[CheckpointSaveInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, CheckpointSaveInput)
     (scope,) = write_scopes(call.grant, None if inp.scope is None else [inp.scope])
 
     def apply(tx: Tx) -> Applied:
@@ -44,9 +48,13 @@ def checkpoint_save_command(call: Call, env: Env) -> Command:
     return command_for(call, apply)
 
 
-def checkpoint_list(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "checkpoint.list",
+    CheckpointListInput,
+    description="List recent checkpoints, newest first.",
+)
+def checkpoint_list(conn: Connection, call: Call[CheckpointListInput], env: Env) -> dict[str, Any]:
     inp = call.input
-    assert isinstance(inp, CheckpointListInput)
     grant = read_scopes(call.grant, None if inp.scope is None else [inp.scope])
     if grant.all_scopes:
         where, params = "1", []

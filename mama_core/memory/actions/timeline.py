@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mama_core import clock
-from mama_core.memory.calls import Call, Env
+from mama_core.memory.actions.reads import events_touching
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import TimelineInput
-from mama_core.memory.reads import events_touching
 from mama_core.memory.records import summary_dict
 from mama_core.memory.scopes import read_scopes, scope_filter
 from mama_core.model import WORLD_STATUSES, Judgment, select_columns
@@ -56,9 +56,16 @@ def fold_events(conn: Connection, until: str | None = None) -> dict[int, RecordS
     return states
 
 
-def timeline(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "memory.timeline",
+    TimelineInput,
+    description=(
+        "What the store believed at a past time and why it changed, or what held "
+        "in the world at a time."
+    ),
+)
+def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> dict[str, Any]:
     inp = call.input
-    assert isinstance(inp, TimelineInput)
     grant = read_scopes(call.grant, inp.scopes)
     recorded = None if inp.as_recorded_at is None else clock.iso(inp.as_recorded_at)
     valid = None if inp.valid_at is None else clock.iso(inp.valid_at)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory.calls import Call, Env
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.inputs import ObservationListInput, ObservationReadInput
 from mama_core.store.connection import Connection
@@ -40,9 +40,16 @@ def load_observation(conn: Connection, observation_id: int) -> dict[str, Any]:
     return observation_dict(row)
 
 
-def observation_list(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "observation.list",
+    ObservationListInput,
+    description="List kept observations (messages, replies, items), newest first.",
+    owner_only=True,
+)
+def observation_list(
+    conn: Connection, call: Call[ObservationListInput], env: Env
+) -> dict[str, Any]:
     inp = call.input
-    assert isinstance(inp, ObservationListInput)
     where: list[str] = []
     params: list[Any] = []
     if not inp.include_purged:
@@ -61,7 +68,14 @@ def observation_list(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
     return {"observations": [observation_dict(r) for r in rows]}
 
 
-def observation_read(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "observation.read",
+    ObservationReadInput,
+    description="Read one observation with its text.",
+    owner_only=True,
+)
+def observation_read(
+    conn: Connection, call: Call[ObservationReadInput], env: Env
+) -> dict[str, Any]:
     inp = call.input
-    assert isinstance(inp, ObservationReadInput)
     return {"observation": load_observation(conn, inp.id)}

@@ -1,5 +1,6 @@
-"""The bridge process (``mama agent-bridge``): MCP on stdio for Claude Code,
-each call forwarded to the running app over its local socket.
+"""The Claude relay, process side (``mama agent-bridge``): MCP on stdio for the
+Claude Code CLI, each call forwarded to the running app over the relay socket
+(``claude_relay``).
 
 Claude Code starts this process from the MCP config the Claude backend writes.
 It connects to the app's socket, authenticates with the per-session token
@@ -30,13 +31,15 @@ SERVER_NAME = "mama"
 MAX_LINE = 8 * 1024 * 1024
 
 
-class BridgeUnavailableError(MamaError):
+class RelayUnavailableError(MamaError):
+    """The app's relay socket is gone, or refused this process."""
+
     code = "bridge_unavailable"
     exit_code = 52
 
 
-class AppLink:
-    """One authenticated connection to the app's bridge socket; calls in order."""
+class RelayLink:
+    """One authenticated connection to the app's relay socket; calls in order."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
@@ -45,17 +48,17 @@ class AppLink:
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def connect(cls, socket_path: str, token: str) -> AppLink:
+    async def connect(cls, socket_path: str, token: str) -> RelayLink:
         try:
             reader, writer = await asyncio.open_unix_connection(socket_path, limit=MAX_LINE)
         except OSError as exc:
-            raise BridgeUnavailableError(f"MAMA is not reachable at {socket_path}: {exc}") from exc
+            raise RelayUnavailableError(f"MAMA is not reachable at {socket_path}: {exc}") from exc
         writer.write(json.dumps({"token": token}).encode() + b"\n")
         await writer.drain()
         answer = await reader.readline()
         if not answer or not json.loads(answer).get("ok"):
             writer.close()
-            raise BridgeUnavailableError("MAMA refused this bridge (wrong session token).")
+            raise RelayUnavailableError("MAMA refused this bridge (wrong session token).")
         return cls(reader, writer)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -66,17 +69,17 @@ class AppLink:
             await self._writer.drain()
             line = await self._reader.readline()
         if not line:
-            raise BridgeUnavailableError("MAMA closed the bridge connection.")
+            raise RelayUnavailableError("MAMA closed the bridge connection.")
         reply = json.loads(line)
         if "error" in reply:
-            raise BridgeUnavailableError(str(reply["error"]))
+            raise RelayUnavailableError(str(reply["error"]))
         return dict(reply["result"])
 
     def close(self) -> None:
         self._writer.close()
 
 
-def build_server(link: AppLink) -> Server[Any]:
+def build_server(link: RelayLink) -> Server[Any]:
     """An MCP server whose tools are the app's, forwarded over ``link``."""
 
     async def on_list_tools(
@@ -100,7 +103,7 @@ def build_server(link: AppLink) -> Server[Any]:
             result = await link.request(
                 "tools/call", {"name": params.name, "arguments": params.arguments or {}}
             )
-        except BridgeUnavailableError as exc:
+        except RelayUnavailableError as exc:
             return types.CallToolResult(
                 content=[types.TextContent(text=exc.message)], is_error=True
             )
@@ -120,7 +123,7 @@ def build_server(link: AppLink) -> Server[Any]:
 
 async def serve(socket_path: str, token: str) -> None:
     """Connect to the app and serve MCP on this process's stdio until stdin closes."""
-    link = await AppLink.connect(socket_path, token)
+    link = await RelayLink.connect(socket_path, token)
     try:
         server = build_server(link)
         async with stdio_server() as (read_stream, write_stream):
@@ -133,5 +136,5 @@ def run(socket_path: str) -> None:
     """The subcommand's body: the token comes from the environment, never argv."""
     token = os.environ.get(TOKEN_ENV, "")
     if not token:
-        raise BridgeUnavailableError(f"{TOKEN_ENV} is not set; this command is started by MAMA.")
+        raise RelayUnavailableError(f"{TOKEN_ENV} is not set; this command is started by MAMA.")
     anyio.run(serve, socket_path, token)

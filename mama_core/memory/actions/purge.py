@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from mama_core.memory import proposed_changes
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.lifecycle import require_status
@@ -31,9 +31,14 @@ from mama_core.store.connection import Connection
 NOT_PURGED = tuple(s for s in STATUSES if s != Status.PURGED)
 
 
-def purge_command(call: Call, env: Env) -> Command:
+@mutation(
+    "memory.purge",
+    PurgeInput,
+    description="Erase the text of a judgment and/or observations; the fact of it stays.",
+    owner_only=True,
+)
+def purge_command(call: Call[PurgeInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, PurgeInput)
     wal_and_backups = env.config.checkpoint_wal_after_purge
 
     def apply(tx: Tx) -> Applied:

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mama_core.memory.calls import Call, Env
+from mama_core.memory.actions.observation_reads import COLUMNS, observation_dict
+from mama_core.memory.actions.purge import predecessors
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import QuotesInput
-from mama_core.memory.observation_reads import COLUMNS, observation_dict
-from mama_core.memory.purge import predecessors
 from mama_core.memory.records import load_visible
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
@@ -116,9 +116,14 @@ def quoting(conn: Connection, judgments: list[Judgment]) -> list[dict[str, Any]]
     return result
 
 
-def quotes(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "memory.quotes",
+    QuotesInput,
+    description="The observations (messages) that quote a judgment, to purge with it.",
+    owner_only=True,
+)
+def quotes(conn: Connection, call: Call[QuotesInput], env: Env) -> dict[str, Any]:
     inp = call.input
-    assert isinstance(inp, QuotesInput)
     target = load_visible(conn, inp.id, call.grant)
     chain = [target]
     if inp.include_chain:

@@ -15,7 +15,7 @@ import numpy as np
 
 from mama_core import clock
 from mama_core.memory import ownership
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import require_status, supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
@@ -27,10 +27,17 @@ from mama_core.model import content_fields, embedding_text
 from mama_core.scope_bindings import bind_scopes, scopes_of
 
 
-def save_command(call: Call, env: Env) -> Command:
+@mutation(
+    "memory.save",
+    SaveInput,
+    description=(
+        "Save a judgment (decision, fact, preference, constraint, lesson, workflow, "
+        "task, schedule). Guidance you save is proposed for the owner's review."
+    ),
+)
+def save_command(call: Call[SaveInput], env: Env) -> Command:
     """Prepare a save: scopes resolved and the vector computed outside the transaction."""
     inp = call.input
-    assert isinstance(inp, SaveInput)
     scopes = write_scopes(call.grant, inp.scopes)
     text = embedding_text(inp.topic, inp.summary, inp.details, inp.applies_when)
     vector = None if call.replay_known else env.embed(text)

@@ -10,24 +10,27 @@ the first ranked search pays for.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from mama_core.memory import plain_search
-from mama_core.memory.calls import Call
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.scopes import read_scopes, visible_scopes
-from mama_core.recall import Recall, RecallHit, RecallQuery
+from mama_core.recall import RecallHit, RecallQuery
 from mama_core.scope_bindings import all_scope_names
 from mama_core.store.connection import Connection
 
 
-def search(conn: Connection, call: Call, recall: Callable[[], Recall]) -> dict[str, Any]:
-    """Run memory.search for ``call``; ``recall()`` gives hybrid recall (made on first use)."""
+@query(
+    "memory.search",
+    SearchInput,
+    description="Search believed (active) judgments in your scopes by words.",
+)
+def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any]:
+    """Run memory.search for ``call``; ``env.recall()`` gives hybrid recall (made on first use)."""
     inp = call.input
-    assert isinstance(inp, SearchInput)
     if not inp.query.strip():
         return plain_search.search(conn, call)
     statuses = ["active"]
@@ -48,7 +51,7 @@ def search(conn: Connection, call: Call, recall: Callable[[], Recall]) -> dict[s
         limit=inp.limit,
         include_history=inp.include_history,
     )
-    hits = recall().search(query)
+    hits = env.recall().search(query)
     results = [_hit_dict(hit, grant) for hit in hits]
     return {"results": results, "count": len(results)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory.calls import Call, Env
+from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
 from mama_core.memory.events import EVENT_COLUMNS, event_from_row
@@ -23,9 +23,13 @@ from mama_core.store.connection import Connection
 MAX_HISTORY = 200
 
 
-def read(conn: Connection, call: Call, env: Env) -> dict[str, Any]:
+@query(
+    "memory.read",
+    ReadInput,
+    description="Read one judgment with its provenance, replaced predecessors and events.",
+)
+def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     inp = call.input
-    assert isinstance(inp, ReadInput)
     judgment = load_visible(conn, inp.id, call.grant)
     record = full_dict(conn, judgment, call.grant)
     if judgment.superseded_by is not None and not _visible(

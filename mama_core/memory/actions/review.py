@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mama_core.memory import proposed_changes
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory.inputs import ApproveInput, RejectInput
 from mama_core.memory.lifecycle import FROM_SAVE, require_status, supersede
@@ -24,9 +24,17 @@ from mama_core.model import Judgment, select_columns
 from mama_core.store.connection import Connection
 
 
-def approve_command(call: Call, env: Env) -> Command:
+@mutation(
+    "review.approve",
+    ApproveInput,
+    description=(
+        "Approve a proposed judgment (it becomes active), or apply the change "
+        "proposed to one of the owner's records as the owner's own."
+    ),
+    owner_only=True,
+)
+def approve_command(call: Call[ApproveInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, ApproveInput)
 
     def apply(tx: Tx) -> Applied:
         proposal = load_visible(tx.conn, inp.id, tx.grant)
@@ -45,9 +53,16 @@ def approve_command(call: Call, env: Env) -> Command:
     return command_for(call, apply)
 
 
-def reject_command(call: Call, env: Env) -> Command:
+@mutation(
+    "review.reject",
+    RejectInput,
+    description=(
+        "Reject a proposed judgment, or the change proposed to a record, keeping the reason."
+    ),
+    owner_only=True,
+)
+def reject_command(call: Call[RejectInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, RejectInput)
 
     def apply(tx: Tx) -> Applied:
         proposal = load_visible(tx.conn, inp.id, tx.grant)

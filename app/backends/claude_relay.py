@@ -1,12 +1,13 @@
-"""The app's side of the MCP bridge: a local socket that runs tool calls for the
-agent's current turn.
+"""The Claude relay, app side: a local socket through which the Claude Code CLI
+calls the owner's engine, as tools of the agent's current turn.
 
-The bridge process (``mama agent-bridge``, started by Claude Code from our MCP
-config) connects to this Unix socket, proves itself with the per-session token
-as its first line, then sends JSON lines: ``tools/list`` and ``tools/call``.
-Calls run through the ``ToolBox`` of the turn in progress, so they carry that
-turn's session facts; outside a turn they are refused. The socket lives in a
-private 0700 folder and is removed on close.
+Claude Code speaks MCP only to processes it starts, so it starts the relay
+process (``mama agent-bridge``, ``claude_relay_process``) from our MCP config;
+that process connects to this Unix socket, proves itself with the per-session
+token as its first line, then sends JSON lines: ``tools/list`` and
+``tools/call``. Calls run through the ``ToolBox`` of the turn in progress, so
+they carry that turn's session facts; outside a turn they are refused. The
+socket lives in a private 0700 folder and is removed on close.
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from app.backends.tools import ToolBox, ToolSpec
+from app.backends.toolbox import ToolBox
+from app.catalog_tools import ToolSpec, error_body, result_text
 
 log = logging.getLogger(__name__)
 
 MAX_LINE = 8 * 1024 * 1024
 
 
-class BridgeServer:
-    """Serves the current turn's tools to authenticated bridge processes."""
+class ClaudeRelay:
+    """Serves the current turn's tools to authenticated relay processes."""
 
     def __init__(self, specs: list[ToolSpec]) -> None:
         self.specs = specs
@@ -71,14 +73,14 @@ class BridgeServer:
             hello = await reader.readline()
             if not self._authentic(hello):
                 self.refused += 1
-                log.warning("refused a bridge connection without the session token")
+                log.warning("refused a relay connection without the session token")
                 return
             await _write(writer, {"ok": True})
             while line := await reader.readline():
                 try:
                     request = json.loads(line)
                 except ValueError:
-                    log.warning("bridge sent a malformed line; ignored")
+                    log.warning("the relay process sent a malformed line; ignored")
                     continue
                 await _write(writer, await self._answer(request))
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -108,8 +110,8 @@ class BridgeServer:
             params = request.get("params") or {}
             toolbox = self.toolbox
             if toolbox is None:
-                body = {"error": {"code": "no_turn", "message": "No turn is in progress."}}
-                return {"id": rid, "result": {"text": json.dumps(body), "isError": True}}
+                body = error_body("no_turn", "No turn is in progress.")
+                return {"id": rid, "result": {"text": result_text(body), "isError": True}}
             outcome = await toolbox.call(str(params.get("name", "")), params.get("arguments") or {})
             return {"id": rid, "result": {"text": outcome.text, "isError": outcome.is_error}}
         return {"id": rid, "error": f"unknown method {method!r}"}

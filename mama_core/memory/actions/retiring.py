@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mama_core.memory import ownership, proposed_changes
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
 from mama_core.memory.lifecycle import require_status, supersede
@@ -23,9 +23,16 @@ from mama_core.model import RetireStatus
 from mama_core.scope_bindings import scopes_of
 
 
-def retire_command(call: Call, env: Env) -> Command:
+@mutation(
+    "memory.retire",
+    RetireInput,
+    description=(
+        "Stop believing a judgment (stale, superseded or contradicted), with a reason. "
+        "On the owner's records this only proposes it; the owner approves or rejects."
+    ),
+)
+def retire_command(call: Call[RetireInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, RetireInput)
 
     def apply(tx: Tx) -> Applied:
         target = load_visible(tx.conn, inp.id, tx.grant)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mama_core.memory import ownership, proposed_changes
-from mama_core.memory.calls import Call, Env, command_for
+from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
 from mama_core.memory.records import load_visible
@@ -16,9 +16,16 @@ from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.scope_bindings import scopes_of
 
 
-def update_outcome_command(call: Call, env: Env) -> Command:
+@mutation(
+    "memory.update_outcome",
+    UpdateOutcomeInput,
+    description=(
+        "Record how a judgment turned out; it stays what it was. On the owner's "
+        "records this is proposed to the owner (refused in turns the owner did not start)."
+    ),
+)
+def update_outcome_command(call: Call[UpdateOutcomeInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, UpdateOutcomeInput)
 
     def apply(tx: Tx) -> Applied:
         target = load_visible(tx.conn, inp.id, tx.grant)
@@ -39,9 +46,17 @@ def update_outcome_command(call: Call, env: Env) -> Command:
     return command_for(call, apply)
 
 
-def link_command(call: Call, env: Env) -> Command:
+@mutation(
+    "memory.link",
+    LinkInput,
+    description=(
+        "Relate two judgments (refines, contradicts, builds_on, ...). Touching the "
+        "owner's records this is proposed to the owner (refused in turns the owner did not "
+        "start)."
+    ),
+)
+def link_command(call: Call[LinkInput], env: Env) -> Command:
     inp = call.input
-    assert isinstance(inp, LinkInput)
 
     def apply(tx: Tx) -> Applied:
         src = load_visible(tx.conn, inp.src, tx.grant)
