@@ -29,6 +29,7 @@ OPTIONS_HELP: dict[str, str] = {
     "boards": "the boards to read: names or ids, comma-separated (required)",
     "base_url": "the API's address (default https://api.trello.com/1)",
     "since_days": "how far back the first poll reads (default 14)",
+    "page_size": "actions per request, 1 to 1000 (default 1000, Trello's maximum)",
     "secret:api_key": "your Trello API key (https://trello.com/power-ups/admin)",
     "secret:token": "a Trello token for that key (read access is enough)",
 }
@@ -70,6 +71,12 @@ def build(name: str, options: Mapping[str, Any], secret: Callable[[str], str | N
         since_days = float(options.get("since_days", 14))
     except (TypeError, ValueError):
         raise ConnectorError(Problem.CONFIG, "since_days must be a number of days.") from None
+    try:
+        page_size = int(options.get("page_size", PAGE_SIZE))
+    except (TypeError, ValueError):
+        page_size = 0
+    if not 1 <= page_size <= PAGE_SIZE:
+        raise ConnectorError(Problem.CONFIG, f"page_size must be 1 to {PAGE_SIZE}.")
     return Trello(
         name,
         boards,
@@ -77,6 +84,7 @@ def build(name: str, options: Mapping[str, Any], secret: Callable[[str], str | N
         token,
         base_url=str(options.get("base_url") or DEFAULT_BASE_URL),
         since_days=since_days,
+        page_size=page_size,
     )
 
 
