@@ -120,6 +120,7 @@ class Trello:
         self._client = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/", timeout=30.0)
         self._resolved: list[tuple[str, str]] | None = None
         self._member: str | None = None
+        self._backlog: dict[str, tuple[str, list[dict[str, Any]]]] = {}
 
     # --- the protocol ---------------------------------------------------
 
@@ -128,12 +129,18 @@ class Trello:
         source = await self._source()
         pending: list[tuple[str, dict[str, Any], str, str]] = []
         for board_id, board_name in await self._boards():
-            for action in await self._actions(board_id, state.get(board_id)):
+            for action in await self._window(board_id, state.get(board_id)):
                 pending.append((board_id, action, board_name, source))
-        pending.sort(key=lambda p: (str(p[1].get("date", "")), str(p[1].get("id", ""))))
+        pending.sort(key=_order)
         taken = pending[: max(1, limit)]
         for board_id, action, _name, _source in taken:
             state[board_id] = str(action["id"])
+        # What was read but not returned waits here for the next poll from this cursor
+        # (in memory only: after a restart the window is simply read again).
+        self._backlog = {}
+        for board_id, action, _name, _source in pending[len(taken) :]:
+            since = state.get(board_id, "")
+            self._backlog.setdefault(board_id, (since, []))[1].append(action)
         items = tuple(
             _item(action, name, source, board_id) for board_id, action, name, source in taken
         )
@@ -216,6 +223,17 @@ class Trello:
             self._resolved = resolved
         return self._resolved
 
+    async def _window(self, board_id: str, since: str | None) -> list[dict[str, Any]]:
+        """The actions after ``since``: the backlog of the last poll (if it was read from
+        this same cursor) plus what is newer than it, else the whole window."""
+        backlog = self._backlog.get(board_id)
+        if backlog is None or not backlog[1] or backlog[0] != (since or ""):
+            return await self._actions(board_id, since)
+        kept = backlog[1]
+        newest = max(kept, key=lambda a: (str(a.get("date", "")), str(a.get("id", ""))))
+        newer = await self._actions(board_id, str(newest["id"]))
+        return kept + newer
+
     async def _actions(self, board_id: str, since: str | None) -> list[dict[str, Any]]:
         """Every action of the window (since ``since``, or ``since_days`` ago), newest first."""
         params: dict[str, Any] = {
@@ -236,6 +254,10 @@ class Trello:
             if len(page) < self.page_size or not fresh:
                 return found
             params = {**params, "before": str(fresh[-1]["id"])}
+
+
+def _order(pending: tuple[str, dict[str, Any], str, str]) -> tuple[str, str]:
+    return (str(pending[1].get("date", "")), str(pending[1].get("id", "")))
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -162,3 +162,31 @@ def test_a_kind_whose_module_is_missing_says_so(monkeypatch: pytest.MonkeyPatch)
     # Positive control: a kind that is here loads, with its help and secrets.
     assert kinds.secret_keys("trello") == ["api_key", "token"]
     assert "boards" in kinds.options_help("trello")
+
+
+def test_what_a_poll_read_but_did_not_return_is_not_read_again(fake: FakeTrello) -> None:
+    board = fake.add_board("Roadmap")
+    ids = fake.add_card_moves(board, 12)
+    url = fake.serve()
+    trello = connector(url, "Roadmap", page_size=5)
+
+    async def run() -> list[str]:
+        got: list[str] = []
+        try:
+            first = await trello.poll(None, 5)
+            got.extend(i.external_id for i in first.items)
+            late = fake.add_card_moves(board, 1)  # arrives between polls
+            ids.extend(late)
+            cursor, more = first.cursor, first.more
+            while more:
+                batch = await trello.poll(cursor, 5)
+                got.extend(i.external_id for i in batch.items)
+                cursor, more = batch.cursor, batch.more
+        finally:
+            await trello.aclose()
+        return got
+
+    assert asyncio.run(run()) == ids  # every action once, in order, the late one too
+    pages = [q for p, q in fake.requests if p.endswith("/actions")]
+    # The first poll read the window (3 pages); each later one only what was newer.
+    assert len(pages) == 3 + 2
