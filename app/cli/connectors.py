@@ -168,7 +168,6 @@ def add(
 
     try:
         help_lines = options_help(kind)
-        secrets_needed = secret_keys(kind)
     except KindUnavailableError as exc:
         raise ConnectorKindError(str(exc)) from None
     if obj.settings.connector(name) is not None:
@@ -191,7 +190,7 @@ def add(
             "(a name is lower-case letters, digits, - and _)."
         ) from None
     missing: list[str] = []
-    for key in secrets_needed:
+    for key in secret_keys(kind, parsed):
         if connector_secret(name, key):
             continue
         if not sys.stdin.isatty():
@@ -332,7 +331,7 @@ def remove(obj: CliContext, name: str, as_json: bool) -> None:
         stored = store.health(name)
         store.forget_cursor(name)
     with suppress(KindUnavailableError):
-        forget_connector_secrets(name, secret_keys(config.kind))
+        forget_connector_secrets(name, secret_keys(config.kind, config.options))
     kept = stored.items_stored if stored else 0
     if as_json:
         click.echo(json_text({"removed": name, "observations_kept": kept}))

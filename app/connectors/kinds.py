@@ -1,9 +1,10 @@
 """The connector kinds this build knows, each a module imported only when used.
 
-Every module here exposes ``build(name, options, secret) -> Connector``,
-``OPTIONS_HELP`` (option -> one line for the owner) and ``SECRETS`` (the secret
-keys it reads, e.g. ``("api_key", "token")``). A kind whose module is missing
-says so instead of crashing the app.
+Every module here exposes ``build(name, options, secret) -> Connector`` and
+``OPTIONS_HELP`` (option -> one line for the owner); ``SECRETS`` (the secret keys
+it reads, e.g. ``("api_key", "token")``) is optional — ``KNOWN_SECRETS`` names
+them for Slack (``token``) and mail (``password``, or ``oauth_token`` with
+``auth=xoauth2``). A kind whose module is missing says so instead of crashing.
 """
 
 from __future__ import annotations
@@ -59,12 +60,26 @@ def options_help(kind: str) -> dict[str, str]:
     return dict(getattr(kind_module(kind), "OPTIONS_HELP", {}))
 
 
-def secret_keys(kind: str) -> list[str]:
-    """The secrets a kind reads (its ``SECRETS``, else the ``secret:`` entries of its help)."""
+def _mail_secrets(options: Mapping[str, Any]) -> list[str]:
+    return ["oauth_token" if options.get("auth") == "xoauth2" else "password"]
+
+
+KNOWN_SECRETS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "slack": lambda _options: ["token"],
+    "mail": _mail_secrets,
+}
+"""The secrets of kinds whose modules do not name them (``SECRETS``), by their options."""
+
+
+def secret_keys(kind: str, options: Mapping[str, Any] | None = None) -> list[str]:
+    """The secrets a kind reads with ``options``: its ``SECRETS``, else ``KNOWN_SECRETS``,
+    else the ``secret:`` entries of its help."""
     module = kind_module(kind)
     keys = getattr(module, "SECRETS", None)
     if keys is not None:
         return [str(k) for k in keys]
+    if kind in KNOWN_SECRETS:
+        return KNOWN_SECRETS[kind](options or {})
     return [
         k.removeprefix("secret:")
         for k in getattr(module, "OPTIONS_HELP", {})

@@ -161,6 +161,8 @@ def test_a_kind_whose_module_is_missing_says_so(monkeypatch: pytest.MonkeyPatch)
         kinds.kind_module("fax")
     # Positive control: a kind that is here loads, with its help and secrets.
     assert kinds.secret_keys("trello") == ["api_key", "token"]
+    assert kinds.KNOWN_SECRETS["mail"]({"auth": "xoauth2"}) == ["oauth_token"]
+    assert kinds.KNOWN_SECRETS["mail"]({}) == ["password"]
     assert "boards" in kinds.options_help("trello")
 
 
