@@ -11,9 +11,10 @@ from app.durable.mailbox import InputKind, Mailbox
 from app.durable.schema import APP_SERIES
 from app.durable.transaction import RuntimeDb
 from mama_core.memory import Engine, Grant, SessionFacts, verify_store
-from mama_core.store import Store
+from mama_core.store import DbKey, Store
 from tests.app.connectors.items import batch, item
 from tests.app.runtime.support import ManualClock
+from tests.mama_core.memory.test_purge_erasure import decrypted_file, decrypted_wal, found_words
 
 
 def counts(db: RuntimeDb) -> tuple[int, int, int, int]:
@@ -82,15 +83,15 @@ def test_verify_passes_on_a_store_with_connector_tables(
 
 
 def test_purge_erases_an_items_text_and_metadata(
-    engine: Engine, app_db: RuntimeDb, clock: ManualClock
+    engine: Engine, app_db: RuntimeDb, clock: ManualClock, db_key: DbKey
 ) -> None:
-    secret_subject = "Layoffs planned for March"
+    secret_subject = "Quixotrical layoffs planned"
     stored = ConnectorStore(app_db, clock).store_batch(
         "mail",
         "trello",
         batch(
-            item(1, text="the body of it", metadata={"subject": secret_subject}),
-            item(2, text="a control item", metadata={"subject": "Lunch on Friday"}),
+            item(1, text="the zanzibarian body", metadata={"subject": secret_subject}),
+            item(2, text="a control item", metadata={"subject": "Lunch on Marmaladeday"}),
         ),
     )
     purged, kept = stored.new_ids
@@ -108,6 +109,12 @@ def test_purge_erases_an_items_text_and_metadata(
         )
     )
     assert rows[purged] == ("", "{}")
-    assert rows[kept] == ("a control item", json.dumps({"subject": "Lunch on Friday"}))
+    assert rows[kept] == ("a control item", json.dumps({"subject": "Lunch on Marmaladeday"}))
+    # And the bytes left the file and the WAL (the control's words are still found).
+    key = bytes.fromhex(db_key.reveal())
+    path = engine.store.path
+    pages = decrypted_file(path, key) + decrypted_wal(path.with_name(path.name + "-wal"), key)
+    words = ["Quixotrical", "zanzibarian", "Marmaladeday"]
+    assert found_words(pages, words) == {"Marmaladeday"}
     # And the seals still hold after the erasure (the trigger re-sealed the row).
     assert verify_store(engine.store.conn, engine.store.secret, None, [APP_SERIES]).problems == []
