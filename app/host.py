@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING
 from filelock import FileLock, Timeout
 
 from app.backends.factory import backend_problem, make_backend
+from app.durable.connector_store import ConnectorStore, Health
 from app.durable.schema import open_runtime_db
 from app.durable.transaction import RuntimeDb
 from app.paths import Paths
+from app.runtime.connectors import ConnectorScheduler
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
-from app.settings import Settings
+from app.settings import ConnectorConfig, Settings, SettingsError
 from app.telegram.config import api_url, telegram_token
 from mama_core.errors import MamaError
 from mama_core.memory import Engine
@@ -79,6 +81,8 @@ class HostStatus:
     """Why the agent backend could not run at its last try (a CLI missing, say)."""
     telegram_problem: str | None = None
     """Why Telegram cannot be used (the token was refused)."""
+    connectors: tuple[Health, ...] = ()
+    """Each connector's health (last poll, items, error), for the status line."""
 
     @property
     def problem(self) -> str | None:
@@ -109,7 +113,10 @@ class RuntimeHost:
         self._runtime_settings = runtime_settings
         self.runtime: OwnerRuntime | None = None
         self.gateway: TelegramGateway | None = None
+        self.connectors: ConnectorScheduler | None = None
         self._db: RuntimeDb | None = None
+        self._connector_configs: tuple[ConnectorConfig, ...] = settings.connectors
+        self._settings_mtime: float | None = None
         self._lock = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
@@ -157,6 +164,16 @@ class RuntimeHost:
         runtime.pause_listeners.append(self._paused)
         self.runtime = runtime
         await runtime.start()
+        scheduler = ConnectorScheduler(
+            ConnectorStore(db, runtime.clock),
+            self._current_connectors,
+            runtime.run_db,
+            on_stored=lambda _stored: runtime.wake(),
+            clock=runtime.clock,
+            watch_settings=True,
+        )
+        self.connectors = scheduler
+        await scheduler.start()
         token = self._token if self._token is not None else await asyncio.to_thread(telegram_token)
         if token:
             from app.telegram.gateway import TelegramGateway
@@ -170,8 +187,11 @@ class RuntimeHost:
         """No new updates, then finish the turn's bookkeeping and any send in flight,
         then close the Telegram client; the lock is released last."""
         gateway, runtime, db = self.gateway, self.runtime, self._db
-        self.gateway = self.runtime = self._db = None
+        scheduler = self.connectors
+        self.gateway = self.runtime = self._db = self.connectors = None
         try:
+            if scheduler is not None:
+                await scheduler.stop()
             if gateway is not None:
                 await gateway.stop_receiving()
             if runtime is not None:
@@ -220,6 +240,7 @@ class RuntimeHost:
         runtime = self._need_runtime()
         owner = await self.paired_owner()
         counts = await runtime.run_db(runtime.mailbox.counts)
+        health = await runtime.run_db(self.connectors.store.all_health) if self.connectors else []
         return HostStatus(
             backend=runtime.backend.name,
             telegram=self._telegram_state(),
@@ -228,7 +249,24 @@ class RuntimeHost:
             waiting=counts.get("pending", 0),
             backend_problem=runtime.backend_problem,
             telegram_problem=self.gateway.fatal if self.gateway else None,
+            connectors=tuple(health),
         )
+
+    def _current_connectors(self) -> tuple[ConnectorConfig, ...]:
+        """The connectors in settings.json as it is now (``mama connectors add/remove``
+        from another process takes effect without a restart), read again when it changes."""
+        path = self.paths.settings
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            return self._connector_configs
+        if mtime != self._settings_mtime:
+            self._settings_mtime = mtime
+            try:
+                self._connector_configs = Settings.load(path).connectors
+            except SettingsError as exc:
+                log.warning("connectors unchanged: %s", exc)
+        return self._connector_configs
 
     def _telegram_state(self) -> str:
         gateway = self.gateway

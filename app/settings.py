@@ -9,8 +9,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from mama_core.errors import MamaError
 from mama_core.scope_names import ScopeName
@@ -26,6 +34,22 @@ ENV_OVERRIDES = {
     "local_model_path": "MAMA_LOCAL_MODEL",
 }
 """Settings an environment variable overrides (for servers and tests)."""
+
+
+ConnectorName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$")]
+"""A connector's name: lower-case letters, digits, ``-`` and ``_`` (it names its secrets)."""
+
+
+class ConnectorConfig(BaseModel):
+    """One connector the owner set up (its secrets live in the keyring, not here)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: ConnectorName
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    enabled: bool = True
+    interval_s: float = Field(default=60.0, ge=1.0, le=86_400.0)
+    options: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
 class Settings(BaseModel):
@@ -48,6 +72,20 @@ class Settings(BaseModel):
         max_length=50,
         description="Where the owner's agent may read and save; the first is where saves go.",
     )
+    connectors: tuple[ConnectorConfig, ...] = Field(
+        default=(), description="The sources MAMA reads (Slack, mail, Trello), polled in turn."
+    )
+
+    @model_validator(mode="after")
+    def _unique_connector_names(self) -> Settings:
+        names = [c.name for c in self.connectors]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"connector names must be unique: {', '.join(twice)}")
+        return self
+
+    def connector(self, name: str) -> ConnectorConfig | None:
+        return next((c for c in self.connectors if c.name == name), None)
 
     @classmethod
     def load(cls, path: Path) -> Settings:

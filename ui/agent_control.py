@@ -284,4 +284,20 @@ def status_line(status: HostStatus) -> str:
         telegram += f", paired with {status.owner}"
     elif status.telegram.startswith("connected"):
         telegram += ", not paired"
-    return f"Agent: {agent} · Telegram: {telegram}"
+    return f"Agent: {agent} · Telegram: {telegram}" + _sources(status)
+
+
+def _sources(status: HostStatus) -> str:
+    """Each connector in a few words, a problem first: " · Sources: work needs you (…)"."""
+    if not status.connectors:
+        return ""
+    words = {"blocked": "needs you", "failing": "retrying"}
+    parts: list[str] = []
+    for health in sorted(status.connectors, key=lambda h: h.state not in words):
+        if health.state in words:
+            parts.append(f"{health.name} {words[health.state]} ({health.last_error_code})")
+        elif health.state == "paused":
+            parts.append(f"{health.name} paused")
+        else:
+            parts.append(f"{health.name} {health.items_stored} items")
+    return " · Sources: " + ", ".join(parts)

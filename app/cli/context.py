@@ -114,12 +114,13 @@ class CliContext:
         )
 
     def verify(self) -> VerifyReport:
+        from app.durable.schema import APP_SERIES
         from mama_core.memory import verify_store
 
         store = self.store()
         reader = store.reader()
         try:
             anchor = FileAnchorKeeper.for_store(self.db_path).load()
-            return verify_store(reader, store.secret, anchor)
+            return verify_store(reader, store.secret, anchor, [APP_SERIES])
         finally:
             reader.close()

@@ -130,6 +130,7 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
             f"({cache.dtype.name}); {missing} memories lack a vector"
             + (" (run 'mama reindex')" if missing else ""),
         )
+    _connectors(obj, report)
     problem = _agent(obj, report)
     if problem is not None:
         from app.backends.base import BackendUnavailableError
@@ -187,3 +188,32 @@ def _agent(obj: CliContext, report: DoctorReport) -> str | None:
         f"telegram: {token}, {paired}",
     )
     return problem
+
+
+def _connectors(obj: CliContext, report: DoctorReport) -> None:
+    """Each connector's health (last poll, items, last error), as `connectors list`."""
+    from app.durable.connector_store import ConnectorStore
+    from app.durable.schema import open_runtime_db
+
+    configs = obj.settings.connectors
+    if not configs:
+        report.add("connectors", [], "connectors: none")
+        return
+    db = open_runtime_db(obj.store())
+    try:
+        health = {h.name: h for h in ConnectorStore(db).all_health()}
+    finally:
+        db.close()
+    rows: list[dict[str, Any]] = []
+    lines = ["connectors:"]
+    for config in configs:
+        state = health.get(config.name)
+        rows.append(
+            state.to_wire()
+            if state
+            else {"name": config.name, "kind": config.kind, "state": "idle", "items_stored": 0}
+        )
+        lines.append(
+            "  " + (state.line() if state else f"{config.name} ({config.kind}): not polled yet")
+        )
+    report.add("connectors", rows, "\n".join(lines))

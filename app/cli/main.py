@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from app.cli.connectors import connectors
 from app.cli.context import CliContext
 from app.cli.display import terminal_text
 from app.cli.doctor import doctor
@@ -70,6 +71,7 @@ cli.add_command(doctor)
 cli.add_command(mcp)
 cli.add_command(hook)
 cli.add_command(tombstones)
+cli.add_command(connectors)
 for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:

@@ -17,6 +17,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+EVIDENCE_OPEN = "<<<untrusted-evidence"
+EVIDENCE_CLOSE = "<<<end-untrusted-evidence>>>"
+"""The markers around outside content in a turn's prompt (text cannot forge them)."""
+
 EVIDENCE_KEY = "evidence"
 OWN_CHARS_KEY = "own_chars"
 SCOPES_KEY = "scopes"
@@ -29,6 +33,11 @@ class Delivered(StrEnum):
 
     FORWARDED = "forwarded"
     QUOTED = "quoted"
+
+
+def unforgeable(text: str) -> str:
+    """``text`` with every ``<<<``/``>>>`` broken, so it cannot close or open a marker."""
+    return text.replace("<<<", "<\u200b<<").replace(">>>", ">\u200b>>")
 
 
 def evidence_text(own: str, content: str) -> str:

@@ -305,12 +305,24 @@ class Mailbox:
 
 
 def _drop_purged(conn: Connection, now: str) -> None:
-    """Inputs whose text the owner purged before the agent took them are done, unseen."""
+    """Inputs whose text the owner purged before the agent took them are done, unseen.
+
+    A connector's source delta names several items (``meta.observations``; its
+    ``observation_id`` is only the first): it is dropped once every item is purged,
+    and otherwise shows the purged ones as erased."""
     conn.execute(
         "UPDATE mailbox SET state = 'done', finished_at = ?, "
         "last_error = 'purged by the owner before it was handled' "
-        "WHERE state = 'pending' AND observation_id IN "
-        "(SELECT id FROM observations WHERE purged_at IS NOT NULL)",
+        "WHERE state = 'pending' AND json_extract(meta, '$.observations') IS NULL "
+        "AND observation_id IN (SELECT id FROM observations WHERE purged_at IS NOT NULL)",
+        (now,),
+    )
+    conn.execute(
+        "UPDATE mailbox SET state = 'done', finished_at = ?, "
+        "last_error = 'purged by the owner before it was handled' "
+        "WHERE state = 'pending' AND json_extract(meta, '$.observations') IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM json_each(mailbox.meta, '$.observations') j "
+        "JOIN observations o ON o.id = j.value WHERE o.purged_at IS NULL)",
         (now,),
     )
 

@@ -13,18 +13,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from app.durable.evidence import Delivered, split_evidence
+from app.durable.connector_store import delta_observations, load_items
+from app.durable.evidence import EVIDENCE_CLOSE, EVIDENCE_OPEN, Delivered, split_evidence
 from app.durable.mailbox import ClaimedInput, InputKind, Mailbox
 from app.durable.state import get_state, set_state
 from app.durable.transaction import RuntimeDb
+from app.runtime.source_delta import render_digest
 from mama_core.errors import MamaError
 from mama_core.guidance import render_delta, render_index
 from mama_core.memory import Engine, Grant, SessionFacts
 
 log = logging.getLogger(__name__)
-
-EVIDENCE_OPEN = "<<<untrusted-evidence"
-EVIDENCE_CLOSE = "<<<end-untrusted-evidence>>>"
 
 
 @dataclass(frozen=True)
@@ -116,10 +115,20 @@ class ContextBuilder:
             delta = self._guidance_delta(backend)
             if delta:
                 sections.append(delta)
-        sections.append(render_input(claimed))
+        sections.append(self._input(claimed))
         return "\n\n".join(s for s in sections if s)
 
     # --- pieces ---------------------------------------------------------
+
+    def _input(self, claimed: ClaimedInput) -> str:
+        """The input; a connector's source delta as the digest of its new items."""
+        ids = delta_observations(claimed.meta) if claimed.kind is InputKind.SOURCE_DELTA else []
+        if not ids:
+            return render_input(claimed)
+        with self.db.read() as conn:
+            items = load_items(conn, ids)
+        connector = str(claimed.meta.get("connector") or claimed.source)
+        return render_digest(connector, items)
 
     def _scopes(self) -> list[str]:
         return sorted(self.grant.scopes)

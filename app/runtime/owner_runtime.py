@@ -271,6 +271,10 @@ class OwnerRuntime:
         self._channel = channel
         self._send.set()
 
+    def wake(self) -> None:
+        """New inputs were stored by someone else on this loop (a connector's poll)."""
+        self._work.set()
+
     def wake_sender(self) -> None:
         """Something changed for the channel (paired, back online): try sending now."""
         self._send.set()

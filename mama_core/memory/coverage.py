@@ -138,6 +138,11 @@ SEALED: tuple[SealedTable, ...] = (
         "CAST(id AS TEXT)",
         "id, source, external_id, author, text, received_at, purged_at",
     ),
+    SealedTable(
+        "observation_facets",
+        "CAST(observation_id AS TEXT)",
+        "observation_id, channel, scope, metadata",
+    ),
     SealedTable("telegram_owner", "CAST(id AS TEXT)", "id, chat_id, user_id, username, paired_at"),
     SealedTable(
         "embeddings", "judgment_id || '/' || model_id", "judgment_id, model_id, dim, vector"
@@ -158,7 +163,9 @@ DERIVED = frozenset({"judgments_fts", "judgments_trigram"})
 CHAIN_ITSELF = frozenset({"events", "meta"})
 """The chain, and the store id its secret is derived from."""
 
-OPERATIONAL = frozenset({"deliveries", "pairing_codes", "runtime_state"})
+OPERATIONAL = frozenset(
+    {"deliveries", "pairing_codes", "runtime_state", "connector_cursors", "connector_health"}
+)
 """Bookkeeping with no memory in it: checked by the schema and integrity checks only."""
 
 

@@ -298,7 +298,7 @@ class PurgeInput(MutationInput):
 
 
 class ObservationListInput(ActionInput):
-    """observation.list (owner): the newest observations (messages) first."""
+    """observation.list: the newest observations first (an agent: only its scopes' items)."""
 
     limit: int = Field(50, ge=1, le=500)
     before_id: ObservationId | None = Field(None, description="Only ids below this (paging).")
@@ -307,7 +307,7 @@ class ObservationListInput(ActionInput):
 
 
 class ObservationReadInput(ActionInput):
-    """observation.read (owner): one observation with its text."""
+    """observation.read: one observation with its text (an agent: only in its scopes)."""
 
     id: ObservationId
 

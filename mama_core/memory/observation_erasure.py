@@ -2,8 +2,9 @@
 
 The row stays (source, external id, when it arrived, when it was purged) so the
 deliveries and mailbox rows that point at it stay whole; its text and author
-are emptied and the event keeps only a keyed hash (HMAC under the store
-secret) of them, never a bare one that short text could be guessed back from.
+(and a connector item's metadata) are emptied and the event keeps only a keyed
+hash (HMAC under the store secret) of them, never a bare one that short text
+could be guessed back from.
 ``secure_delete`` zeroes the freed bytes.
 """
 
@@ -38,6 +39,11 @@ def erase_observation(tx: Tx, observation_id: int) -> str:
     tx.conn.execute(
         "UPDATE observations SET text = '', author = '', purged_at = ? WHERE id = ?",
         (tx.at, observation_id),
+    )
+    # a connector item's metadata (a subject, a file name) is its text too
+    tx.conn.execute(
+        "UPDATE observation_facets SET metadata = '{}' WHERE observation_id = ?",
+        (observation_id,),
     )
     return digest
 

@@ -19,7 +19,7 @@ file says so and the others still run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -32,6 +32,7 @@ from mama_core.model import JUDGMENT_COLUMNS, Judgment
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 from mama_core.store.expected_schema import schema_problems
+from mama_core.store.migrations import MigrationSeries
 from mama_core.store.secret import StoreSecret
 
 MAX_PROBLEMS = 1000
@@ -63,10 +64,14 @@ class _Chain:
 
 
 def verify_store(
-    conn: Connection, secret: StoreSecret, anchor: ChainAnchor | None = None
+    conn: Connection,
+    secret: StoreSecret,
+    anchor: ChainAnchor | None = None,
+    series: Sequence[MigrationSeries] = (),
 ) -> VerifyReport:
-    """Check the schema, the chain (and its anchor), the covered and sealed rows, the
-    judgments, the FTS indexes and the file."""
+    """Check the schema (the core's and that of each migration ``series`` a front end
+    adds, such as the app's), the chain (and its anchor), the covered and sealed rows,
+    the judgments, the FTS indexes and the file."""
     report = VerifyReport()
     chain = _Chain()
 
@@ -78,7 +83,7 @@ def verify_store(
         except (ValueError, TypeError, KeyError) as exc:  # bytes that decrypt but do not parse
             report.problems.append(f"{what} cannot be read: {exc!r}")
 
-    step("the schema", lambda: report.problems.extend(schema_problems(conn)))
+    step("the schema", lambda: report.problems.extend(schema_problems(conn, series)))
     step("the events", lambda: _check_chain(conn, report, chain))
     if anchor is not None:
         step(

@@ -47,3 +47,20 @@ def test_a_bad_value_is_one_line_naming_the_field(tmp_path: Path) -> None:
     with pytest.raises(SettingsError) as bad:
         Settings.load(path)
     assert "guidance_budget_tokens" in bad.value.message and "\n" not in bad.value.message
+
+
+def test_connectors_round_trip_and_names_are_unique(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    entry = {"name": "work", "kind": "trello", "interval_s": 30, "options": {"boards": "A,B"}}
+    path.write_text(json.dumps({"connectors": [entry]}))
+    settings = Settings.load(path)
+    config = settings.connector("work")
+    assert config is not None and config.options == {"boards": "A,B"} and config.enabled
+    settings.save(path)
+    assert Settings.load(path) == settings  # what is written reads back the same
+    path.write_text(json.dumps({"connectors": [entry, entry]}))
+    with pytest.raises(SettingsError, match="connector names must be unique: work"):
+        Settings.load(path)
+    path.write_text(json.dumps({"connectors": [{**entry, "name": "Work Board"}]}))
+    with pytest.raises(SettingsError, match=r"connectors\.0\.name"):
+        Settings.load(path)

@@ -1,22 +1,43 @@
-"""observation.list / observation.read (owner): the kept observations — the owner's
-messages, MAMA's replies and notices, connector items — so the owner can see
-what is kept and purge it."""
+"""observation.list / observation.read: the kept observations — the owner's
+messages, MAMA's replies and notices, connector items.
+
+The owner sees every one (to see what is kept and purge it). An agent sees only
+connector items whose scope (``observation_facets.scope``) its grant holds: the
+same rule as for judgments, applied in the query before the limit, so a foreign
+item never takes a place in the page. Observations without a scope (the owner's
+messages, replies) are the owner's alone here.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
+from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ObservationListInput, ObservationReadInput
 from mama_core.store.connection import Connection
 
 COLUMNS = "o.id, o.source, o.external_id, o.author, o.text, o.received_at, o.purged_at"
+FACET_COLUMNS = "f.channel, f.scope, f.metadata"
+FACETS_JOIN = "LEFT JOIN observation_facets f ON f.observation_id = o.id"
+
+
+def visible_clause(grant: Grant) -> tuple[str, list[Any]]:
+    """The predicate (on ``o``, with ``f`` joined) limiting observations to ``grant``."""
+    if grant.all_scopes:
+        return "1", []
+    scopes = sorted(grant.scopes)
+    if not scopes:
+        return "0", []
+    return f"f.scope IN ({', '.join('?' for _ in scopes)})", list(scopes)
 
 
 def observation_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    """One observation row as callers see it (a purged one has empty text)."""
-    return {
+    """One observation row as callers see it (a purged one has empty text); with
+    ``FACET_COLUMNS`` after ``COLUMNS``, its channel, scope and metadata too."""
+    item: dict[str, Any] = {
         "id": int(row[0]),
         "source": str(row[1]),
         "external_id": str(row[2]),
@@ -26,12 +47,22 @@ def observation_dict(row: tuple[Any, ...]) -> dict[str, Any]:
         "purged_at": None if row[6] is None else str(row[6]),
         "purged": row[6] is not None,
     }
+    if len(row) > 7:
+        item["channel"] = None if row[7] is None else str(row[7])
+        item["scope"] = None if row[8] is None else str(row[8])
+        item["metadata"] = {} if row[9] is None else json.loads(str(row[9]))
+    return item
 
 
-def load_observation(conn: Connection, observation_id: int) -> dict[str, Any]:
-    """The observation ``observation_id``, or ``not_found``."""
+def load_observation(
+    conn: Connection, observation_id: int, grant: Grant | None = None
+) -> dict[str, Any]:
+    """The observation ``observation_id`` (if ``grant`` sees it), or ``not_found``."""
+    visible, params = visible_clause(grant or Grant.owner())
     row = conn.execute(
-        f"SELECT {COLUMNS} FROM observations o WHERE o.id = ?", (observation_id,)
+        f"SELECT {COLUMNS}, {FACET_COLUMNS} FROM observations o {FACETS_JOIN} "
+        f"WHERE o.id = ? AND {visible}",
+        (observation_id, *params),
     ).fetchone()
     if row is None:
         raise NotFoundError(
@@ -43,15 +74,15 @@ def load_observation(conn: Connection, observation_id: int) -> dict[str, Any]:
 @query(
     "observation.list",
     ObservationListInput,
-    description="List kept observations (messages, replies, items), newest first.",
-    owner_only=True,
+    description="List kept observations (messages, replies, connector items) within your "
+    "scopes, newest first.",
 )
 def observation_list(
     conn: Connection, call: Call[ObservationListInput], env: Env
 ) -> dict[str, Any]:
     inp = call.input
-    where: list[str] = []
-    params: list[Any] = []
+    visible, params = visible_clause(call.grant)
+    where: list[str] = [visible]
     if not inp.include_purged:
         where.append("o.purged_at IS NULL")
     if inp.before_id is not None:
@@ -60,9 +91,10 @@ def observation_list(
     if inp.source is not None:
         where.append("o.source = ?")
         params.append(inp.source)
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    clause = f"WHERE {' AND '.join(where)}"
     rows = conn.execute(
-        f"SELECT {COLUMNS} FROM observations o {clause} ORDER BY o.id DESC LIMIT ?",
+        f"SELECT {COLUMNS}, {FACET_COLUMNS} FROM observations o {FACETS_JOIN} {clause} "
+        "ORDER BY o.id DESC LIMIT ?",
         (*params, inp.limit),
     ).fetchall()
     return {"observations": [observation_dict(r) for r in rows]}
@@ -71,11 +103,11 @@ def observation_list(
 @query(
     "observation.read",
     ObservationReadInput,
-    description="Read one observation with its text.",
-    owner_only=True,
+    description="Read one observation (e.g. obs:12 from a source delta) with its text, "
+    "if it is within your scopes.",
 )
 def observation_read(
     conn: Connection, call: Call[ObservationReadInput], env: Env
 ) -> dict[str, Any]:
     inp = call.input
-    return {"observation": load_observation(conn, inp.id)}
+    return {"observation": load_observation(conn, inp.id, call.grant)}

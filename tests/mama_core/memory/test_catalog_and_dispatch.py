@@ -50,8 +50,10 @@ def test_every_action_has_a_strict_described_schema() -> None:
         "memory.tombstone",
         "memory.restore",
     }
-    owner_reads = {"observation.list", "observation.read", "memory.quotes", "tombstone.list"}
+    owner_reads = {"memory.quotes", "tombstone.list"}
     assert owner_only | {"tombstone.lift"} | owner_reads == OWNER_ONLY_ACTIONS
+    # Observations are read within the caller's scopes (connector items carry one).
+    assert {"observation.list", "observation.read"} <= AGENT_ACTIONS
 
 
 def test_error_codes_and_exit_codes_are_distinct() -> None:

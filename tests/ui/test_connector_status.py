@@ -1,0 +1,45 @@
+"""The tray's status line names each connector's health, a problem first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from app.durable.connector_store import Health
+from app.host import HostStatus
+from ui.agent_control import status_line
+
+
+def health(name: str, state: str, items: int = 0, code: str | None = None) -> Health:
+    return Health(
+        name=name,
+        kind="trello",
+        state=state,
+        owner_paused=state == "paused",
+        last_poll_at=datetime(2026, 11, 30, tzinfo=UTC),
+        last_ok_at=None,
+        items_stored=items,
+        failures=0,
+        last_error_code=code,
+        last_error=None,
+        next_poll_at=None,
+        blocked_settings=None,
+    )
+
+
+def test_the_status_line_shows_connectors_problems_first() -> None:
+    base = HostStatus(backend="command", telegram="off (no bot token)", owner=None, paused=False)
+    assert "Sources" not in status_line(base)  # control: no connectors, no words about them
+    status = HostStatus(
+        backend="command",
+        telegram="off (no bot token)",
+        owner=None,
+        paused=False,
+        connectors=(
+            health("roadmap", "ok", 120),
+            health("ops", "blocked", code="invalid_auth"),
+            health("old", "paused"),
+        ),
+    )
+    assert status_line(status).endswith(
+        " · Sources: ops needs you (invalid_auth), roadmap 120 items, old paused"
+    )
