@@ -24,6 +24,7 @@ from typing import Any
 
 from app.connectors.base import Batch, Item
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
+from app.durable.evidence import SCOPES_KEY
 from app.durable.mailbox import PRIORITY, InputKind
 from app.durable.transaction import RuntimeDb
 from mama_core.store.connection import Connection
@@ -119,14 +120,16 @@ class ConnectorStore:
         """Items, cursor, source delta and health in one transaction (all or nothing)."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
-            new_ids = [oid for item in batch.items if (oid := _store_item(conn, item)) is not None]
+            stored = [(oid, item) for item in batch.items if (oid := _store_item(conn, item))]
+            new_ids = [oid for oid, _ in stored]
+            scopes = sorted({item.scope for _, item in stored})
             conn.execute(
                 "INSERT INTO connector_cursors (name, cursor, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, "
                 "updated_at = excluded.updated_at",
                 (name, batch.cursor, now),
             )
-            input_id = _post_delta(conn, name, new_ids, now) if new_ids else None
+            input_id = _post_delta(conn, name, new_ids, scopes, now) if new_ids else None
             _ensure_health(conn, name, kind, now)
             conn.execute(
                 "UPDATE connector_health SET state = CASE WHEN owner_paused = 1 THEN 'paused' "
@@ -251,10 +254,15 @@ def _store_item(conn: Connection, item: Item) -> int | None:
     return observation_id
 
 
-def _post_delta(conn: Connection, name: str, new_ids: list[int], now: str) -> int:
-    """One source-delta input naming the batch's new observations (ids only)."""
+def _post_delta(
+    conn: Connection, name: str, new_ids: list[int], scopes: list[str], now: str
+) -> int:
+    """One source-delta input naming the batch's new observations (ids only) and the
+    scopes they belong to: the runtime narrows the turn's grant to those scopes, so
+    hostile content cannot make the agent write into ``global`` or another source's
+    scope (see ``OwnerRuntime.turn_grant``)."""
     source_ref = f"{DELTA_SOURCE_PREFIX}:{name}:{new_ids[0]}-{new_ids[-1]}"
-    meta = {CONNECTOR_KEY: name, OBSERVATIONS_KEY: new_ids}
+    meta: dict[str, Any] = {CONNECTOR_KEY: name, OBSERVATIONS_KEY: new_ids, SCOPES_KEY: scopes}
     cur = conn.execute(
         "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
         "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from app.durable.connector_store import ConnectorStore, delta_observations
+from app.durable.evidence import content_scopes
 from app.durable.mailbox import InputKind, Mailbox
 from app.durable.schema import APP_SERIES
 from app.durable.transaction import RuntimeDb
@@ -118,3 +119,22 @@ def test_purge_erases_an_items_text_and_metadata(
     assert found_words(pages, words) == {"Marmaladeday"}
     # And the seals still hold after the erasure (the trigger re-sealed the row).
     assert verify_store(engine.store.conn, engine.store.secret, None, [APP_SERIES]).problems == []
+
+
+def test_the_delta_names_the_scopes_of_its_new_items_so_the_turn_works_only_there(
+    app_db: RuntimeDb, clock: ManualClock
+) -> None:
+    """The runtime narrows a source-delta turn to the scopes its meta names
+    (``OwnerRuntime.turn_grant``); a connector batch must name them, or its turn
+    would run with the agent's whole grant (``global`` included)."""
+    store = ConnectorStore(app_db, clock)
+    store.store_batch("work-trello", "trello", batch(item(1)))
+    both = batch(item(1), item(2, channel="Ops", scope="project:trello/Ops"))
+    store.store_batch("work-trello", "trello", both)
+    mailbox = Mailbox(app_db, clock)
+    first, second = mailbox.claim(), mailbox.claim()
+    assert first is not None and second is not None
+    assert content_scopes(first.meta) == {"project:trello/Roadmap"}
+    # Item 1 was stored before: only the new item's scope is named (positive control
+    # that the names follow the items, not the connector).
+    assert content_scopes(second.meta) == {"project:trello/Ops"}
