@@ -132,17 +132,8 @@ def test_package_folders_have_no_cycles() -> None:
     assert cycles(folders) == []
 
 
-KNOWN_CORE_CYCLES = ("mama_core.memory",)
-"""Where the module cycles left on this branch live (routes and the verbs that
-import it back); issue 13 item 3 (one action registry) removes them."""
-
-
 def test_no_import_cycles_between_modules() -> None:
-    found = cycles(import_graph(REPO_ROOT, ["mama_core", "app", "ui"]))
-    outside = [c for c in found if not all(m.startswith(KNOWN_CORE_CYCLES) for m in c)]
-    assert outside == []
-    if found:
-        pytest.xfail(f"module cycles inside mama_core.memory/recall remain: {found}")
+    assert cycles(import_graph(REPO_ROOT, ["mama_core", "app", "ui"])) == []
 
 
 # --- no SQL in ui/: it reads and writes through app/ and mama_core ------------------------
