@@ -77,7 +77,7 @@ class EngineBridge(QtCore.QObject):
     def _run_read(self, query: Callable[[Connection], T]) -> T:
         with self._reader_lock:
             if self._reader_conn is None:
-                self._reader_conn = self._store.reader()
+                self._reader_conn = self._store.new_connection()
             conn = self._reader_conn
             try:
                 return query(conn)

@@ -1,6 +1,6 @@
 """Read-only queries the review window needs and the action catalog lacks (yet).
 
-Everything here runs on a *reader* connection (``store.reader()``) and never
+Everything here runs on a *reader* connection (``store.new_connection()``) and never
 writes: mutations go through ``engine.dispatch`` only. Candidates to move into
 the catalog: a count of records per status, a page of the audit log, the
 names of the scopes in use.

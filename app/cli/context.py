@@ -117,7 +117,7 @@ class CliContext:
         from mama_core.memory import verify_store
 
         store = self.store()
-        reader = store.reader()
+        reader = store.new_connection()
         try:
             anchor = FileAnchorKeeper.for_store(self.db_path).load()
             return verify_store(reader, store.secret, anchor)

@@ -26,7 +26,7 @@ def open_runtime_db(store: Store) -> RuntimeDb:
 
     Blocking (a new SQLCipher connection derives its key): call it off the event loop.
     """
-    conn = store.reader()
+    conn = store.new_connection()
     db = RuntimeDb(conn, store.path)
     try:
         with db.locked() as locked:

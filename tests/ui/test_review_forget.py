@@ -30,7 +30,7 @@ def observe(engine: Engine, external_id: str, text: str) -> int:
 
 
 def observation_text(store: Store, observation_id: int) -> str:
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         row = reader.execute(
             "SELECT text FROM observations WHERE id = ?", (observation_id,)

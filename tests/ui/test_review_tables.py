@@ -317,7 +317,7 @@ def test_the_messages_row_menu_purges_the_message_clicked(
     drive(loop, window, scenario)
 
     assert window.messages.ids() == [standup]  # control: the other message stays
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         texts = dict(reader.execute("SELECT id, text FROM observations").fetchall())
     finally:

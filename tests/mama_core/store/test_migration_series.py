@@ -58,7 +58,7 @@ def test_a_series_up_to_date_applies_nothing(
     monkeypatch.syspath_prepend(str(tmp_path))
     series = _series(tmp_path, "series_b", {"0001_notes.sql": FIRST})
     with Store.open(db_path, db_key) as store:
-        other = store.reader()  # another process's connection
+        other = store.new_connection()  # another process's connection
         try:
             assert apply_series(other, series) == [1]
         finally:
