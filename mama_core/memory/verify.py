@@ -1,6 +1,7 @@
 """``mama verify``: check that the store's history, rows and indexes are what they claim.
 
-- the schema is the one the migrations make (no dropped trigger, no extra object);
+- the schema is the one the migrations make (the core's and those of each ``series``
+  a layer above keeps in the same file): no dropped trigger, no extra object;
 - the event chain links from the first event (each ``prev_hash`` is the previous
   hash, each hash matches its fields, ids are gapless), and the head anchored
   outside the file (if given) is still in it, so a cut tail or a consistent
@@ -19,7 +20,7 @@ file says so and the others still run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -32,6 +33,7 @@ from mama_core.model import JUDGMENT_COLUMNS, Judgment
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 from mama_core.store.expected_schema import schema_problems
+from mama_core.store.migrations import MigrationSeries
 from mama_core.store.secret import StoreSecret
 
 MAX_PROBLEMS = 1000
@@ -63,10 +65,17 @@ class _Chain:
 
 
 def verify_store(
-    conn: Connection, secret: StoreSecret, anchor: ChainAnchor | None = None
+    conn: Connection,
+    secret: StoreSecret,
+    anchor: ChainAnchor | None = None,
+    series: Sequence[MigrationSeries] = (),
 ) -> VerifyReport:
     """Check the schema, the chain (and its anchor), the covered and sealed rows, the
-    judgments, the FTS indexes and the file."""
+    judgments, the FTS indexes and the file.
+
+    ``series`` are the migration series of the layers above the core whose tables the
+    store may hold (the app's: ``app.durable.schema.expected_series()``); their objects
+    are expected too, at the versions the store records."""
     report = VerifyReport()
     chain = _Chain()
 
@@ -78,7 +87,7 @@ def verify_store(
         except (ValueError, TypeError, KeyError) as exc:  # bytes that decrypt but do not parse
             report.problems.append(f"{what} cannot be read: {exc!r}")
 
-    step("the schema", lambda: report.problems.extend(schema_problems(conn)))
+    step("the schema", lambda: report.problems.extend(schema_problems(conn, series)))
     step("the events", lambda: _check_chain(conn, report, chain))
     if anchor is not None:
         step(
