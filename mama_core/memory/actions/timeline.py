@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mama_core import clock
-from mama_core.memory.actions.reads import events_touching
+from mama_core.memory.actions.memory_read import events_touching
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import TimelineInput
 from mama_core.memory.records import summary_dict
