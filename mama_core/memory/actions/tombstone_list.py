@@ -53,7 +53,9 @@ def list_tombstones(conn: Connection, call: Call[TombstoneListInput], env: Env) 
     return {"tombstones": [_entry(conn, row, call) for row in rows]}
 
 
-def _entry(conn: Connection, row: tuple[Any, ...], call: Call[TombstoneListInput]) -> dict[str, Any]:
+def _entry(
+    conn: Connection, row: tuple[Any, ...], call: Call[TombstoneListInput]
+) -> dict[str, Any]:
     (tid, judgment_id, reason, created_at, lifted_at, actor, action) = row[:7]
     kind, status, text, lift_actor, lift_payload, lift_text = row[7:]
     scopes = [
