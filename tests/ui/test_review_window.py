@@ -24,8 +24,8 @@ from tests.ui.conftest import (
 )
 from ui.bridge import EngineBridge
 from ui.qt import Qt, QtWidgets
-from ui.review_dialogs import EditDialog, PurgeDialog, ReasonDialog
-from ui.review_window import (
+from ui.review.dialogs import EditDialog, PurgeDialog, ReasonDialog
+from ui.review.window import (
     TAB_ALL,
     TAB_AUDIT,
     TAB_GUIDANCE,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mama_core.model import GUIDANCE_KIND_NAMES, RETIRED_STATUSES, STATUSES
-from ui.models import JudgmentTableModel
 from ui.qt import QtCore, Signal
+from ui.review.models import JudgmentTableModel
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
