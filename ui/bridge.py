@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mama_core.store.connection import end_read
 from ui.qt import QtCore, Signal, Slot
 
 if TYPE_CHECKING:
@@ -82,8 +83,7 @@ class EngineBridge(QtCore.QObject):
             try:
                 return query(conn)
             finally:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                end_read(conn)
 
     def _on_commit(self, changes: ChangeSet) -> None:
         # Writer thread: post and return at once.

@@ -321,7 +321,7 @@ class Desktop(QtCore.QObject):
     async def _refresh_waiting(self) -> None:
         if self.bridge is None:
             return
-        from ui.queries import count_by_status
+        from mama_core.memory.owner_reads import count_by_status
 
         counts = await self.bridge.read(count_by_status)
         self.tray.set_waiting(counts.get("proposed", 0))

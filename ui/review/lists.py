@@ -123,7 +123,7 @@ class JudgmentList(QtCore.QObject):
 
     async def _with_changed_records(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``rows`` and, first, the records a change waits on that the spec admits."""
-        from ui.queries import pending_change_ids
+        from mama_core.memory.owner_reads import pending_change_ids
 
         listed = {row.get("id") for row in rows}
         waiting: list[dict[str, Any]] = []
