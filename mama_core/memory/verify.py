@@ -24,11 +24,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from mama_core.memory.actions.timeline import fold_events
 from mama_core.memory.anchor import ChainAnchor, anchor_problems
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
-from mama_core.memory.events import EVENT_COLUMNS, EVENT_FORMAT, GENESIS_HASH, event_from_row
+from mama_core.memory.events import (
+    EVENT_COLUMNS,
+    EVENT_FORMAT,
+    GENESIS_HASH,
+    event_from_row,
+    fold_events,
+)
 from mama_core.model import JUDGMENT_COLUMNS, Judgment
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
