@@ -8,6 +8,9 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
+# A first build of llama-cpp-python takes minutes; a second `make` (another
+# checkout) waits for it rather than failing after uv's default lock timeout.
+export UV_LOCK_TIMEOUT := 3600
 
 .PHONY: run test setup lint typecheck pytest clean bundle bundle-test
 

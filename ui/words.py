@@ -24,6 +24,7 @@ STATUS_WORDS: dict[str, str] = {
 ACTION_WORDS: dict[str, str] = {
     "memory.save": "saved",
     "memory.retire": "retired",
+    "memory.restore": "restored",
     "memory.purge": "erased",
     "memory.link": "linked",
     "memory.update_outcome": "outcome recorded",

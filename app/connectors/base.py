@@ -32,7 +32,8 @@ class Item:
     ``trello:<member id>``; with ``external_id`` it names the item uniquely."""
     external_id: str
     """Stable within ``source``: Slack ``<channel id>/<ts>``, mail
-    ``<folder>/<uidvalidity>/<uid>`` (Message-ID in ``metadata``), Trello the action id."""
+    ``<folder>/<Message-ID>`` (so a UIDVALIDITY change re-reads without duplicates;
+    UIDVALIDITY and UID in ``metadata``), Trello the action id."""
     channel: str
     """Where it was said, as the owner knows it: ``#general``, ``INBOX``, a board name."""
     scope: str

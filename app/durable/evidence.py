@@ -19,6 +19,9 @@ from typing import Any
 
 EVIDENCE_KEY = "evidence"
 OWN_CHARS_KEY = "own_chars"
+SCOPES_KEY = "scopes"
+"""In a source delta's ``meta``: the memory scopes its content belongs to (a
+connector's own scope, e.g. ``channel:slack/#eng``); its turn works only there."""
 
 
 class Delivered(StrEnum):
@@ -53,3 +56,11 @@ def split_evidence(text: str, meta: dict[str, Any]) -> tuple[str, str]:
     """(the owner's own words, the outside content) of an evidence input's text."""
     own_chars = max(0, int(meta.get(OWN_CHARS_KEY) or 0))
     return text[:own_chars], text[own_chars:].lstrip("\n")
+
+
+def content_scopes(meta: dict[str, Any]) -> frozenset[str]:
+    """The scopes an input's outside content belongs to (empty: none named)."""
+    named = meta.get(SCOPES_KEY)
+    if not isinstance(named, list):
+        return frozenset()
+    return frozenset(str(s) for s in named if isinstance(s, str) and s)  # pyright: ignore[reportUnknownVariableType]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -34,6 +35,7 @@ from app.backends.base import (
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.clock import Clock, SystemClock
+from app.durable.evidence import content_scopes
 from app.durable.forgetting import purge_since_watch, watch_from
 from app.durable.journal import DeliveryJournal
 from app.durable.mailbox import (
@@ -330,7 +332,7 @@ class OwnerRuntime:
         except BackendUnavailableError as exc:
             return await self._unavailable(claimed, exc, self.facts_for(claimed))
         facts = self.facts_for(claimed)  # after start: the backend knows its version
-        tools = ToolBox(self.engine, self.grant, facts, claimed.id)
+        tools = ToolBox(self.engine, self.turn_grant(claimed), facts, claimed.id)
         fresh = self.backend.wants_session_context
         prompt = await self.run_db(self.context.build, claimed, facts, self.backend.name, fresh)
         request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id, claimed.evidence)
@@ -405,6 +407,21 @@ class OwnerRuntime:
             self.journal.enqueue_notice, f"failure:{claimed.id}:{failure.attempts}", text
         )
         self._send.set()
+
+    def turn_grant(self, claimed: ClaimedInput) -> Grant:
+        """The grant of ``claimed``'s turn: a source delta that names its content's scopes
+        (a connector's own scope) works only inside them, so hostile content cannot
+        make the agent write into ``global`` or another source's scope; everything
+        else gets the agent's whole grant. Scopes the agent was not granted are dropped:
+        nothing left means a grant that reads and writes nothing."""
+        named = content_scopes(claimed.meta) if claimed.kind is InputKind.SOURCE_DELTA else None
+        if not named:
+            return self.grant
+        inside = named if self.grant.all_scopes else named & self.grant.scopes
+        narrowed = self.grant.narrowed(frozenset(inside))
+        if narrowed.default_scope is None and len(inside) == 1:
+            narrowed = dataclasses.replace(narrowed, default_scope=next(iter(inside)))
+        return narrowed
 
     def facts_for(self, claimed: ClaimedInput) -> SessionFacts:
         """What the host knows about this turn, for provenance and the owner-turn rule.

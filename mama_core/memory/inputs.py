@@ -255,6 +255,14 @@ class RejectInput(MutationInput):
     change_id: ChangeId | None = None
 
 
+class RestoreInput(MutationInput):
+    """memory.restore (owner): take back a reject, an approve or a retire by appending a
+    copy of the record (its words, scopes and provenance) in the state it had before."""
+
+    id: RecordId = Field(description="The rejected, approved or retired judgment.")
+    reason: Reason = Field(description="Why it is restored.")
+
+
 ObservationId = Annotated[StoreId, Field(description="An observation (message) id.")]
 
 

@@ -135,9 +135,15 @@ def _check_chain(conn: Connection, report: VerifyReport, chain: _Chain) -> None:
         keyed = event.payload.get("format") == EVENT_FORMAT
         if not keyed:
             chain.legacy_events.add(event.id)
+        also_created: dict[str, Any] = event.payload.get("created") or {}
         for change in event.payload.get("transitions", ()):
-            if change.get("from") is None and event.judgment_id == change.get("id"):
+            if change.get("from") is not None:
+                continue
+            if event.judgment_id == change.get("id"):
                 digest = str(event.payload.get("content_hash", ""))
+                chain.created[int(change["id"])] = (digest, keyed)
+            elif str(change.get("id")) in also_created:  # more than one record (a restore)
+                digest = str(also_created[str(change["id"])])
                 chain.created[int(change["id"])] = (digest, keyed)
         rows: dict[Any, Any] = event.payload.get("rows") or {}
         for table, digests in rows.items():

@@ -13,7 +13,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.paths import Paths
-from mama_core.memory import Engine
+from mama_core.memory import Engine, verify_store
 from mama_core.store import Store
 from tests.ui.conftest import (
     agent_propose,
@@ -89,7 +89,25 @@ def actions_of(store: Store, judgment_id: int) -> list[str]:
     return [event["action"] for event in events_of(store, judgment_id)]
 
 
-def test_undo_an_approve_retires_it_with_its_own_event(
+def read(engine: Engine, judgment_id: int) -> dict[str, Any]:
+    return engine.dispatch("memory.read", {"id": judgment_id}, *owner())["record"]
+
+
+def proposed_shown(window: ReviewWindow) -> list[int]:
+    return shown_ids(window.views[TAB_PROPOSED])
+
+
+def assert_verifies(store: Store) -> None:
+    """What ``mama verify`` checks: the chain, every row it covers, the statuses."""
+    reader = store.new_connection()
+    try:
+        report = verify_store(reader, store.secret)
+    finally:
+        reader.close()
+    assert report.ok, report.problems
+
+
+def test_undo_an_approve_puts_it_back_in_proposed(
     window: ReviewWindow,
     engine: Engine,
     store: Store,
@@ -107,30 +125,44 @@ def test_undo_an_approve_retires_it_with_its_own_event(
         assert not window.undo_bar.isVisible()
         await act(window, lambda: qtbot.mouseClick(window.buttons["approve"], LEFT))
         assert window.undo_bar.isVisible() and window.undo_bar.offering
-        assert "retires it again" in window.undo_bar.label.text()
+        assert "back in Proposed" in window.undo_bar.label.text()
         save_artifact(window, "review-undo-bar.png")
         assert status_of(store, proposal) == "active"
+        assert proposal not in proposed_shown(window)
         action, receipts = await undo_with(
             window, lambda: qtbot.mouseClick(window.undo_bar.undo_button, LEFT)
         )
         assert action == "review.approve"
         assert not window.undo_bar.isVisible()
+        (receipt,) = receipts
+        await wait_until(
+            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+        )
         return receipts
 
     (receipt,) = drive(loop, window, scenario)
 
-    assert receipt["judgment_id"] == proposal
-    # Appended, never edited: the save and the approve stay, the undo follows them.
-    assert actions_of(store, proposal) == ["memory.save", "review.approve", "memory.retire"]
-    undo_event = events_of(store, proposal)[-1]
+    # Appended, never edited: the save and the approve stay; one owner action follows
+    # that takes the approved record out of belief and proposes it again, as the agent's.
+    copy = int(receipt["judgment_id"])
+    assert receipt["restored_from"] == proposal and receipt["status"] == "proposed"
+    assert actions_of(store, proposal) == ["memory.save", "review.approve"]
+    (undo_event,) = events_of(store, copy)
     assert undo_event["id"] == receipt["event_id"]
+    assert undo_event["action"] == "memory.restore"
     assert undo_event["payload"]["reason"] == UNDO_REASON
     assert undo_event["actor"]["kind"] == "owner"
-    assert status_of(store, proposal) == "stale"  # shown as "retired": no longer believed
+    assert status_of(store, proposal) == "superseded"  # no longer believed
+    assert status_of(store, copy) == "proposed"
+    original, restored = read(engine, proposal), read(engine, copy)
+    assert restored["provenance"] == original["provenance"]
+    assert restored["provenance"]["actor_kind"] == "agent"
+    assert restored["involvement"] == "agent_inferred"
     assert status_of(store, other) == "proposed"  # control: untouched by the undo
+    assert_verifies(store)
 
 
-def test_ctrl_z_undoes_a_retire_by_saving_it_again(
+def test_ctrl_z_undoes_a_retire_making_it_active_again(
     window: ReviewWindow,
     engine: Engine,
     store: Store,
@@ -154,32 +186,36 @@ def test_ctrl_z_undoes_a_retire_by_saving_it_again(
         await act(window, dialog.accept)
         assert status_of(store, rule) == "stale"
         assert window.undo_bar.isVisible()
+        assert "active again" in window.undo_bar.label.text()
         # The closed dialog was the active window; the owner clicks back into the list.
         await activate(window)
         view.setFocus()
         _, receipts = await undo_with(window, lambda: qtbot.keyClick(view, Qt.Key.Key_Z, CTRL))
         return receipts
 
-    lift, save = drive(loop, window, scenario)
+    (restore,) = drive(loop, window, scenario)
 
-    # The retire stays in the log; its tombstone is lifted; the rule is believed again
-    # as a new record with the same words, saved by the owner.
+    # The retire stays in the log; its tombstone is lifted in the same owner action; the
+    # rule is believed again as a new record with the same words and provenance.
     assert status_of(store, rule) == "stale"
-    assert actions_of(store, rule)[:2] == ["memory.save", "memory.retire"]
-    assert "tombstone_id" in lift
-    restored = int(save["judgment_id"])
+    assert actions_of(store, rule) == ["memory.save", "memory.retire"]
+    assert len(restore["lifted_tombstones"]) == 1
+    restored = int(restore["judgment_id"])
     assert restored != rule and status_of(store, restored) == "active"
     (event,) = events_of(store, restored)
-    assert event["action"] == "memory.save" and event["actor"]["kind"] == "owner"
-    read = engine.dispatch("memory.read", {"id": restored}, *owner())["record"]
-    assert (read["summary"], read["kind"], read["applies_when"]) == (
+    assert event["action"] == "memory.restore" and event["actor"]["kind"] == "owner"
+    original, read_back = read(engine, rule), read(engine, restored)
+    assert read_back["provenance"] == original["provenance"]
+    assert read_back["involvement"] == "owner_stated"
+    assert (read_back["summary"], read_back["kind"], read_back["applies_when"]) == (
         "Never deploy on Fridays",
         "constraint",
         "planning a release",
     )
+    assert_verifies(store)
 
 
-def test_undo_a_reject_keeps_it(
+def test_undo_a_reject_puts_the_agents_proposal_back_in_proposed(
     window: ReviewWindow,
     engine: Engine,
     store: Store,
@@ -193,15 +229,63 @@ def test_undo_a_reject_keeps_it(
         dialog = await fill_dialog(window, lambda: qtbot.keyClick(window, Qt.Key.Key_R))
         dialog.reason.setText("too terse")  # type: ignore[attr-defined]
         await act(window, dialog.accept)
-        assert "keeps it" in window.undo_bar.label.text()
+        assert "back in Proposed" in window.undo_bar.label.text()
+        await wait_until(lambda: proposal not in proposed_shown(window), window.lists_updated)
         _, receipts = await undo_with(window, window.undo_bar.undo_button.click)
+        (receipt,) = receipts
+        await wait_until(
+            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+        )
         return receipts
 
-    (save,) = drive(loop, window, scenario)
+    (restore,) = drive(loop, window, scenario)
 
+    copy = int(restore["judgment_id"])
     assert status_of(store, proposal) == "rejected"
     assert actions_of(store, proposal) == ["memory.save", "review.reject"]
-    assert status_of(store, int(save["judgment_id"])) == "active"
+    # Not turned into the owner's own believed memory: still the agent's, to review.
+    assert status_of(store, copy) == "proposed"
+    original, restored = read(engine, proposal), read(engine, copy)
+    assert restored["provenance"] == original["provenance"]
+    assert restored["provenance"]["actor_kind"] == "agent"
+    assert restored["involvement"] == "agent_inferred"
+    assert_verifies(store)
+
+
+def test_undo_an_approved_revision_brings_the_owners_rule_back(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    rule = owner_save(
+        engine, "Answer in long form", kind="preference", applies_when="writing to the owner"
+    )
+    revision = agent_propose(engine, "Answer in short paragraphs", replaces=[rule])
+
+    async def scenario() -> list[dict[str, Any]]:
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == revision, window.detail_shown
+        )
+        await act(window, lambda: qtbot.keyClick(window, Qt.Key.Key_A))
+        assert status_of(store, rule) == "superseded"
+        assert "back in Proposed" in window.undo_bar.label.text()
+        _, receipts = await undo_with(window, window.undo_bar.trigger)
+        (receipt,) = receipts
+        await wait_until(
+            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+        )
+        return receipts
+
+    (receipt,) = drive(loop, window, scenario)
+
+    (rule_copy,) = (int(k) for k in receipt["also_restored"])
+    assert status_of(store, rule_copy) == "active"  # the owner's rule is believed again
+    assert read(engine, rule_copy)["involvement"] == "owner_stated"
+    assert status_of(store, int(receipt["judgment_id"])) == "proposed"
+    assert status_of(store, revision) == "superseded"
+    assert_verifies(store)
 
 
 def test_several_approved_at_once_are_undone_together(
@@ -221,17 +305,20 @@ def test_several_approved_at_once_are_undone_together(
         await done
         await wait_until(lambda: window.settled, window.lists_updated)
         _, receipts = await undo_with(window, window.undo_bar.trigger)
+        copies = {r["judgment_id"] for r in receipts}
+        await wait_until(lambda: copies <= set(proposed_shown(window)), window.lists_updated)
         return receipts
 
     receipts = drive(loop, window, scenario)
 
-    assert sorted(r["judgment_id"] for r in receipts) == ids
+    assert sorted(r["restored_from"] for r in receipts) == ids
     for judgment_id in ids:
-        assert actions_of(store, judgment_id) == [
-            "memory.save",
-            "review.approve",
-            "memory.retire",
-        ]
+        assert actions_of(store, judgment_id) == ["memory.save", "review.approve"]
+        assert status_of(store, judgment_id) == "superseded"
+    for receipt in receipts:
+        assert receipt["action"] == "memory.restore"
+        assert status_of(store, int(receipt["judgment_id"])) == "proposed"
+    assert_verifies(store)
 
 
 def test_the_undo_goes_when_its_time_runs_out(

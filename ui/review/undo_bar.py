@@ -2,18 +2,18 @@
 done and offers "Undo" for a few seconds (Ctrl+Z does the same while it shows).
 
 The memory is append-only, so an undo never edits or deletes what was written: it is
-one more owner action with its own event and receipt, through verbs the engine has.
+one more owner action, ``memory.restore``, with its own event and receipt. It appends
+a copy of the record (a new number) that keeps its words, scopes and provenance, so
+an agent's proposal stays the agent's:
 
-- Undoing an **approve** retires the record again (``memory.retire``, status stale,
-  with the reason "approval undone"): it is no longer believed. The engine has no verb
-  that returns an active record to ``proposed``.
-- Undoing a **reject** or a **retire** saves the record's text again as the owner's
-  own memory (``memory.save``, a new active record), after lifting the tombstone that
-  action made, if any (``tombstone.lift``). The engine has no verb that makes a
-  rejected or retired record believed again in place.
+- undoing an **approve** or a **reject** puts the proposal back in Proposed, waiting
+  for review (an approved one is taken out of belief in the same action, and a record
+  its approval replaced is believed again);
+- undoing a **retire** makes the record active again, as it was, and lifts the
+  tombstone the retire (or reject) made, in the same action.
 
-A decision on a change an agent proposed to a record (a ``change_id``) is not offered
-an undo: no verb reverses an applied retire, outcome or link of the owner's record.
+Not offered for a decision on a change an agent proposed to a record (a ``change_id``):
+no verb reverses an applied retire, outcome or link of the owner's record.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 UNDO_MS = 8000
 """How long the bar offers an undo (Gmail offers 5 to 30 s)."""
 UNDO_REASON = "undone by the owner"
+UNDO_ACTION = "memory.restore"
 UNDOABLE: dict[str, str] = {
-    "review.approve": "retires it again",
-    "review.reject": "keeps it as your own memory",
-    "memory.retire": "saves it again as your own memory",
+    "review.approve": "puts it back in Proposed",
+    "review.reject": "puts it back in Proposed",
+    "memory.retire": "makes it active again",
 }
 """What Undo does after each action, as the bar says it."""
-COPIED_FIELDS = ("kind", "topic", "summary", "details", "applies_when", "steps", "scopes")
 
 Done = list[tuple[dict[str, Any], dict[str, Any]]]
 """The (record, receipt) pairs an action wrote."""
@@ -51,29 +51,14 @@ def undoable(action: str, done: Done) -> bool:
     )
 
 
-def copy_payload(record: dict[str, Any]) -> dict[str, Any]:
-    """A ``memory.save`` of ``record``'s text and shape, as the owner's own."""
-    payload: dict[str, Any] = {}
-    for name in COPIED_FIELDS:
-        value = record.get(name)
-        if value not in (None, "", []):
-            payload[name] = value
-    return payload
-
-
 async def undo(bridge: EngineBridge, action: str, done: Done) -> list[dict[str, Any]]:
-    """Append the owner actions that undo ``done``; their receipts, in order."""
+    """Append the owner actions (one ``memory.restore`` each) that undo ``done``; their
+    receipts, in order."""
     receipts: list[dict[str, Any]] = []
     for record, receipt in done:
         judgment_id = int(receipt.get("judgment_id") or record["id"])
-        if action == "review.approve":
-            payload = {"id": judgment_id, "reason": UNDO_REASON, "status": "stale"}
-            receipts.append(await bridge.dispatch("memory.retire", payload))
-            continue
-        if receipt.get("tombstone_id") is not None:
-            lift = {"tombstone_id": int(receipt["tombstone_id"]), "reason": UNDO_REASON}
-            receipts.append(await bridge.dispatch("tombstone.lift", lift))
-        receipts.append(await bridge.dispatch("memory.save", copy_payload(record)))
+        payload = {"id": judgment_id, "reason": UNDO_REASON}
+        receipts.append(await bridge.dispatch(UNDO_ACTION, payload))
     return receipts
 
 

@@ -16,6 +16,7 @@ from mama_core.memory.actions import outcomes
 from mama_core.memory.actions import timeline
 from mama_core.memory.actions import checkpoints
 from mama_core.memory.actions import review
+from mama_core.memory.actions import restore
 from mama_core.memory.actions import purge
 from mama_core.memory.actions import observation_reads
 from mama_core.memory.actions import quotes
@@ -31,6 +32,7 @@ __all__ = [
     "outcomes",
     "purge",
     "quotes",
+    "restore",
     "retiring",
     "review",
     "saving",

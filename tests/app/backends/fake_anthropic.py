@@ -27,8 +27,12 @@ def text(value: str) -> Block:
     return {"type": "text", "text": value}
 
 
-def tool_use(name: str, arguments: dict[str, Any]) -> Block:
-    return {"type": "tool_use", "name": name, "input": arguments}
+def tool_use(name: str, arguments: dict[str, Any], call_id: str | None = None) -> Block:
+    """A tool call; ``call_id`` names it (so its tool_result can be matched), else one is made."""
+    block: Block = {"type": "tool_use", "name": name, "input": arguments}
+    if call_id is not None:
+        block["id"] = call_id
+    return block
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -117,7 +121,7 @@ class FakeAnthropic:
 
     def _message(self, body: dict[str, Any], blocks: list[Block], stop: str) -> dict[str, Any]:
         content = [
-            {**b, "id": f"toolu_{next(self._ids)}"} if b["type"] == "tool_use" else b
+            {**b, "id": b.get("id") or f"toolu_{next(self._ids)}"} if b["type"] == "tool_use" else b
             for b in blocks
         ]
         return {
@@ -157,7 +161,7 @@ class FakeAnthropic:
             else:
                 start = {
                     "type": "tool_use",
-                    "id": f"toolu_{next(self._ids)}",
+                    "id": block.get("id") or f"toolu_{next(self._ids)}",
                     "name": block["name"],
                     "input": {},
                 }

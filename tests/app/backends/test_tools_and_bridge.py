@@ -28,6 +28,7 @@ def test_tools_come_from_the_catalog_and_never_include_owner_verbs(engine: Engin
         "memory_purge",
         "memory_tombstone",
         "tombstone_lift",
+        "memory_restore",
     }
     save = next(s for s in specs if s.name == "memory_save")
     assert save.input_schema == engine.catalog.json_schema("memory.save")

@@ -34,6 +34,7 @@ def _id_payloads(target: int, other: int) -> list[tuple[str, dict[str, Any]]]:
         ("memory.purge", {"observation_id": target, "reason": "erase"}),
         ("memory.tombstone", {"id": target, "reason": "never again"}),
         ("tombstone.lift", {"tombstone_id": target, "reason": "fine again"}),
+        ("memory.restore", {"id": target, "reason": "back again"}),
     ]
 
 

@@ -43,7 +43,13 @@ def test_every_action_has_a_strict_described_schema() -> None:
     for field in ("kind", "summary", "applies_when", "steps", "scopes", "replaces"):
         assert save_schema["properties"][field]["description"]
     assert "provenance" not in save_schema["properties"]
-    owner_only = {"review.approve", "review.reject", "memory.purge", "memory.tombstone"}
+    owner_only = {
+        "review.approve",
+        "review.reject",
+        "memory.purge",
+        "memory.tombstone",
+        "memory.restore",
+    }
     owner_reads = {"observation.list", "observation.read", "memory.quotes", "tombstone.list"}
     assert owner_only | {"tombstone.lift"} | owner_reads == OWNER_ONLY_ACTIONS
 

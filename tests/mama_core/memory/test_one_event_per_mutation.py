@@ -63,6 +63,7 @@ commands = st.one_of(
     st.tuples(st.just("checkpoint.save"), st.booleans()),
     st.tuples(st.just("memory.tombstone"), target),
     st.tuples(st.just("tombstone.lift"), st.integers(min_value=1, max_value=4)),
+    st.tuples(st.just("memory.restore"), target),
     st.tuples(st.just("memory.purge"), target, st.booleans()),
     st.tuples(st.just("replay"), st.integers(min_value=0, max_value=20), st.booleans()),
 )
@@ -107,6 +108,8 @@ def _payload(cmd: tuple[Any, ...], ids: list[int]) -> dict[str, Any]:
         return {"summary": "halfway", "state": {"token": SECRET} if cmd[1] else {"next": 1}}
     if action == "memory.tombstone":
         return {"id": _pick(ids, cmd[1]), "reason": "never again"}
+    if action == "memory.restore":
+        return {"id": _pick(ids, cmd[1]), "reason": "back again"}
     if action == "tombstone.lift":
         return {"tombstone_id": cmd[1], "reason": "ok again"}
     assert action == "memory.purge"
@@ -164,7 +167,7 @@ def test_each_mutation_appends_exactly_one_event(
         assert after[0] == before[0] + 1 and after[1] == before[1] + 1
         assert receipt["event_id"] == after[2] == before[2] + 1
         done.append((action, payload, session, grant))
-        if action == "memory.save":
+        if action in ("memory.save", "memory.restore"):
             ids.append(receipt["judgment_id"])
     report = verify_store(engine.store.conn, engine.store.secret)
     assert report.ok, report.problems
