@@ -43,7 +43,7 @@ def main() -> None:
     ):
         baseline = cpu_over(args.seconds)
 
-        probe = CommitFeed(store.reader, poll_seconds=3600.0)
+        probe = CommitFeed(store.new_connection, poll_seconds=3600.0)
         probe.subscribe(lambda changes: None)
         started = time.perf_counter()
         for _ in range(args.polls):
@@ -51,7 +51,7 @@ def main() -> None:
         per_poll = (time.perf_counter() - started) / args.polls
         probe.close()
 
-        feed = CommitFeed(store.reader, poll_seconds=args.every)
+        feed = CommitFeed(store.new_connection, poll_seconds=args.every)
         feed.subscribe(lambda changes: None)
         following = cpu_over(args.seconds)
         feed.close()

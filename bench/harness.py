@@ -66,7 +66,7 @@ class BenchStore:
         self._dir = Path(tempfile.mkdtemp(prefix="mama-bench-"))
         self.store = Store.open(self._dir / "mama.db", DbKey.generate())
         self.engine = Engine(self.store, embedder)
-        self._cache_conn = self.store.reader()
+        self._cache_conn = self.store.new_connection()
         self.cache = VectorCache(embedder.model_id, embedder.dim)
         self._unsubscribe = self.engine.subscribe(
             lambda changes: self.cache.apply_changeset(self._cache_conn, changes)
@@ -110,7 +110,7 @@ class BenchStore:
     def recall(self) -> Recall:
         """Recall over the store, on a read connection of its own."""
         if self._recall is None:
-            self._recall = Recall(self.store.reader, self.embedder, self.cache)
+            self._recall = Recall(self.store.new_connection, self.embedder, self.cache)
         return self._recall
 
     def close(self) -> None:

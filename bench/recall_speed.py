@@ -110,10 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     vectors = list(model.embed(questions))
 
     grow = GrowingStore(corpus, lookup)
-    cache_conn = grow.store.reader()
+    cache_conn = grow.store.new_connection()
     cache = VectorCache(model.model_id, model.dim)
     grow.engine.subscribe(lambda changes: cache.apply_changeset(cache_conn, changes))
-    recall = Recall(grow.store.reader, model, cache)
+    recall = Recall(grow.store.new_connection, model, cache)
 
     results: list[dict[str, Any]] = []
     print(f"model: {model.model_id}  fusion: {PRESETS['default'].fusion_version}")

@@ -123,7 +123,7 @@ def shoot(db: Path, out: Path, palette: str) -> None:
     from ui.bridge import EngineBridge
     from ui.palette import dark_palette
     from ui.qt import QEventLoop, QtWidgets
-    from ui.review_window import TAB_PROPOSED, ReviewWindow
+    from ui.review.window import TAB_PROPOSED, ReviewWindow
 
     app = QtWidgets.QApplication([sys.argv[0]])
     app.setStyle("Fusion")

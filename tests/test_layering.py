@@ -132,17 +132,8 @@ def test_package_folders_have_no_cycles() -> None:
     assert cycles(folders) == []
 
 
-KNOWN_CORE_CYCLES = ("mama_core.memory",)
-"""Where the module cycles left on this branch live (routes and the verbs that
-import it back); issue 13 item 3 (one action registry) removes them."""
-
-
 def test_no_import_cycles_between_modules() -> None:
-    found = cycles(import_graph(REPO_ROOT, ["mama_core", "app", "ui"]))
-    outside = [c for c in found if not all(m.startswith(KNOWN_CORE_CYCLES) for m in c)]
-    assert outside == []
-    if found:
-        pytest.xfail(f"module cycles inside mama_core.memory/recall remain: {found}")
+    assert cycles(import_graph(REPO_ROOT, ["mama_core", "app", "ui"])) == []
 
 
 # --- no SQL in ui/: it reads and writes through app/ and mama_core ------------------------
@@ -188,16 +179,6 @@ def sql_sites(path: Path) -> list[int]:
     return sorted(sites)
 
 
-KNOWN_UI_SQL = {
-    "ui/queries.py": 5,
-    "ui/memory_session.py": 1,
-    "ui/bridge.py": 1,
-}
-"""SQL already in ui/ when this rule came (issue 13): the review window's read queries,
-the WAL checkpoint at close, the reader's rollback. Each is to move below (app/ or
-mama_core); the count may only go down, and nothing new may come."""
-
-
 def test_sql_reader_sees_statements_not_prose(tmp_path: Path) -> None:
     sample = tmp_path / "m.py"
     sample.write_text(
@@ -213,16 +194,13 @@ def test_sql_reader_sees_statements_not_prose(tmp_path: Path) -> None:
     assert len(sql_sites(REPO_ROOT / "app" / "durable" / "mailbox.py")) >= 10
 
 
-def test_no_new_sql_in_ui() -> None:
+def test_no_sql_in_ui() -> None:
     found = {
-        str(path.relative_to(REPO_ROOT)): len(sites)
+        str(path.relative_to(REPO_ROOT)): sites
         for path in sorted((REPO_ROOT / "ui").rglob("*.py"))
         if (sites := sql_sites(path))
     }
-    new = {f: n for f, n in found.items() if n > KNOWN_UI_SQL.get(f, 0)}
-    assert new == {}, f"SQL belongs in app/ or mama_core, not ui/: {new}"
-    moved = {f: n for f, n in KNOWN_UI_SQL.items() if found.get(f, 0) < n}
-    assert moved == {}, f"SQL left ui/: lower KNOWN_UI_SQL to {found} (a ratchet)"
+    assert found == {}, f"SQL belongs in app/ or mama_core, not ui/: {found}"
 
 
 # --- inside mama_core: the vocabulary and the scope filter at the bottom ---------------

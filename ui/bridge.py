@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mama_core.store.connection import end_read
 from ui.qt import QtCore, Signal, Slot
 
 if TYPE_CHECKING:
@@ -77,13 +78,12 @@ class EngineBridge(QtCore.QObject):
     def _run_read(self, query: Callable[[Connection], T]) -> T:
         with self._reader_lock:
             if self._reader_conn is None:
-                self._reader_conn = self._store.reader()
+                self._reader_conn = self._store.new_connection()
             conn = self._reader_conn
             try:
                 return query(conn)
             finally:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                end_read(conn)
 
     def _on_commit(self, changes: ChangeSet) -> None:
         # Writer thread: post and return at once.

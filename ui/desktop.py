@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from mama_core.model import ChangeSet
     from ui.bridge import EngineBridge
-    from ui.review_window import ReviewWindow
+    from ui.review.window import ReviewWindow
     from ui.single_instance import SingleInstance
 
 log = logging.getLogger(__name__)
@@ -321,7 +321,7 @@ class Desktop(QtCore.QObject):
     async def _refresh_waiting(self) -> None:
         if self.bridge is None:
             return
-        from ui.queries import count_by_status
+        from mama_core.memory.owner_reads import count_by_status
 
         counts = await self.bridge.read(count_by_status)
         self.tray.set_waiting(counts.get("proposed", 0))
@@ -337,8 +337,8 @@ class Desktop(QtCore.QObject):
         if first:
             self.probe.mark("review_requested")
         if self.window is None:
-            from ui.review_window import ReviewWindow
-            from ui.table_state import STATE_FILE
+            from ui.review.table_state import STATE_FILE
+            from ui.review.window import ReviewWindow
 
             self.window = ReviewWindow(self.bridge, state_file=self.paths.home / STATE_FILE)
             self.window.setWindowIcon(app_icon())
@@ -367,7 +367,7 @@ class Desktop(QtCore.QObject):
         window = self.window
         if window is None:
             return
-        from ui.review_window import TAB_PROPOSED
+        from ui.review.window import TAB_PROPOSED
 
         window.show_tab(TAB_PROPOSED)
         if judgment_id is not None:

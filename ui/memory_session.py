@@ -54,7 +54,7 @@ def checkpoint(store: Store) -> None:
     from mama_core.store import sqlcipher
 
     try:
-        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        store.checkpoint_wal()
     except sqlcipher.Error as exc:  # another process reading: SQLite finishes it later
         log.info("WAL not checkpointed at close: %s", exc)
 

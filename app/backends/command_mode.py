@@ -18,9 +18,8 @@ from app.backends.toolbox import ToolBox, ToolSpec, tool_name
 from app.cards import record_body
 from app.durable.evidence import Delivered
 from app.durable.mailbox import InputKind
-from mama_core.model import GUIDANCE_KINDS, Kind
+from mama_core.model import GUIDANCE_KINDS, KINDS, Kind
 
-KINDS = [k.value for k in Kind]
 _OPTION = re.compile(r"\s*\|\s*(when|steps|topic)\s*:\s*", re.IGNORECASE)
 
 

@@ -114,13 +114,13 @@ class CliContext:
         )
 
     def verify(self) -> VerifyReport:
-        from app.durable.schema import APP_SERIES
+        from app.durable.schema import expected_series
         from mama_core.memory import verify_store
 
         store = self.store()
-        reader = store.reader()
+        reader = store.new_connection()
         try:
             anchor = FileAnchorKeeper.for_store(self.db_path).load()
-            return verify_store(reader, store.secret, anchor, [APP_SERIES])
+            return verify_store(reader, store.secret, anchor, expected_series())
         finally:
             reader.close()

@@ -155,7 +155,7 @@ def _agent(obj: CliContext, report: DoctorReport) -> str | None:
         "running (the tray app or mama daemon)" if runtime_running(obj.paths) else "not running"
     )
     store = obj.store()
-    db = RuntimeDb(store.reader(), store.path)
+    db = RuntimeDb(store.new_connection(), store.path)
     try:
         owner = Pairing(db).owner()
         paused = " (paused)" if stored_pause(db) else ""

@@ -282,7 +282,7 @@ def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
     """
     if out is not None:
         check_export_target(out)
-    reader = obj.store().reader()
+    reader = obj.store().new_connection()
     try:
         if out is None:
             for line in export_lines(reader):

@@ -6,10 +6,9 @@ far the runtime's too; what the app adds or changes from now on is a file in
 series up to date when it opens its connection, after copying the store aside
 when something is to be applied (as the core does before its own migrations).
 
-``schema_problems(conn, [APP_SERIES])`` checks a store against both series. The
-first file only adopts tables the core already made, so the core's files alone
-still describe every store; before a file here makes a new object, ``mama verify``
-must pass ``APP_SERIES`` to its schema check.
+``schema_problems(conn, expected_series())`` checks a store against the core's
+series and the app's; ``mama verify`` passes ``expected_series()`` to
+``verify_store``, so a table a file here makes is expected, not reported as extra.
 """
 
 from __future__ import annotations
@@ -21,12 +20,18 @@ from mama_core.store.migrations import MigrationSeries, apply_series, pending_in
 APP_SERIES = MigrationSeries("app", "app.sql")
 
 
+def expected_series() -> tuple[MigrationSeries, ...]:
+    """The migration series above the core whose tables an app's store holds: what
+    ``mama verify``'s schema check expects beside the core's own."""
+    return (APP_SERIES,)
+
+
 def open_runtime_db(store: Store) -> RuntimeDb:
     """The runtime's own connection to ``store``, with the app's tables up to date.
 
     Blocking (a new SQLCipher connection derives its key): call it off the event loop.
     """
-    conn = store.reader()
+    conn = store.new_connection()
     db = RuntimeDb(conn, store.path)
     try:
         with db.locked() as locked:

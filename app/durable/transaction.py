@@ -2,7 +2,7 @@
 
 The mailbox, the delivery journal and the pairing tables are not judgments, so
 they do not go through the engine's one writer. Each operation takes the write
-lock itself on its own connection (from ``Store.reader()``), does all of its
+lock itself on its own connection (from ``Store.new_connection()``), does all of its
 work, and commits; SQLite serialises it with the engine's writer through the
 lock and the busy timeout. A failure rolls the whole operation back.
 """

@@ -15,11 +15,12 @@ from typing import Any
 
 import mama_core.memory.actions  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers every verb)
 from mama_core.memory.dispatcher import REGISTRY, ActionSpec
+from mama_core.memory.grants import agent_actions, all_actions, owner_only_actions
 
-OWNER_ONLY_ACTIONS: frozenset[str] = frozenset(n for n, s in REGISTRY.items() if s.owner_only)
-AGENT_ACTIONS: frozenset[str] = frozenset(n for n, s in REGISTRY.items() if s.for_agents)
+OWNER_ONLY_ACTIONS: frozenset[str] = owner_only_actions()
+AGENT_ACTIONS: frozenset[str] = agent_actions()
 """What an agent grant holds by default: never an owner-only verb."""
-ALL_ACTIONS: frozenset[str] = frozenset(REGISTRY)
+ALL_ACTIONS: frozenset[str] = all_actions()
 
 
 class Catalog:

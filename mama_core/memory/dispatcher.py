@@ -27,7 +27,7 @@ from mama_core.memory import ownership
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.errors import InvalidInputError, NotGrantedError, UnknownActionError
-from mama_core.memory.grants import Grant
+from mama_core.memory.grants import Grant, declare_action
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Applied, Command, Tx
@@ -107,6 +107,7 @@ _BY_MODEL: dict[type[BaseModel], ActionSpec[Any]] = {}
 def _register(spec: ActionSpec[Any]) -> None:
     if spec.name in REGISTRY or spec.input_model in _BY_MODEL:
         raise ValueError(f"action {spec.name} (or its input model) is registered twice")
+    declare_action(spec.name, owner_only=spec.owner_only, for_agents=spec.for_agents)
     REGISTRY[spec.name] = spec
     _BY_MODEL[spec.input_model] = spec
 

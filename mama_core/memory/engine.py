@@ -67,7 +67,7 @@ class Engine:
                 keeper.save(anchor_for(store.secret, store.store_id, head))
 
             on_head = keep
-        self._feed = CommitFeed(store.reader, self.config.commit_poll_seconds)
+        self._feed = CommitFeed(store.new_connection, self.config.commit_poll_seconds)
         self._writer = Writer(store.conn, store.path, store.secret, self._feed, on_head)
         self._readers = ReaderPool(store, self.config.reader_connections)
         self._env = Env(self.config, embedder.model_id, self._embed, self.recall)
@@ -208,7 +208,7 @@ class Engine:
                 self._feed.subscribe(lambda changes: self._refresh_cache(cache, changes))
                 with self._readers.borrow() as conn:
                     cache.reload(conn)
-                self._recall = Recall(self.store.reader, self.embedder, cache)
+                self._recall = Recall(self.store.new_connection, self.embedder, cache)
             return self._recall
 
     def _settle_pending_purge(self) -> None:

@@ -14,7 +14,7 @@ the payload itself; they are read and verified as they are.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mama_core.memory.canonical import canonical, sha256_hex
@@ -154,3 +154,33 @@ def public_events(conn: Connection, events: list[Event]) -> list[dict[str, Any]]
     """``public_event`` of each, with the reasons that still exist."""
     texts = event_texts(conn, [e.id for e in events])
     return [public_event(e, texts.get(e.id)) for e in events]
+
+
+@dataclass(frozen=True)
+class RecordState:
+    """A judgment's status, validity end and involvement as the events tell it."""
+
+    status: str
+    valid_until: str | None
+    involvement: str | None
+
+
+def fold_events(conn: Connection, until: str | None = None) -> dict[int, RecordState]:
+    """Every judgment's state rebuilt from the events recorded at or before ``until``."""
+    sql = "SELECT payload FROM events"
+    params: tuple[str, ...] = ()
+    if until is not None:
+        sql += " WHERE at <= ?"
+        params = (until,)
+    states: dict[int, RecordState] = {}
+    for (payload_json,) in conn.execute(sql + " ORDER BY id", params).fetchall():
+        for change in json.loads(payload_json).get("transitions", ()):
+            jid = int(change["id"])
+            old = states.get(jid, RecordState(change["to"], None, None))
+            states[jid] = replace(
+                old,
+                status=change["to"],
+                valid_until=change.get("valid_until", old.valid_until),
+                involvement=change.get("involvement", old.involvement),
+            )
+    return states

@@ -12,7 +12,7 @@ from mama_core.store.connection import Connection, translate_error
 
 
 class ReaderPool:
-    """Read connections from ``store.reader()``, reused up to ``size`` idle ones."""
+    """Read connections from ``store.new_connection()``, reused up to ``size`` idle ones."""
 
     def __init__(self, store: Store, size: int) -> None:
         self._store = store
@@ -46,7 +46,7 @@ class ReaderPool:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return self._store.reader()
+        return self._store.new_connection()
 
     def _give_back(self, conn: Connection) -> None:
         with self._lock:

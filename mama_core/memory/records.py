@@ -72,3 +72,14 @@ def full_dict(conn: Connection, j: Judgment, grant: Grant) -> dict[str, Any]:
         }
     )
     return out
+
+
+def predecessors(conn: Connection, judgment_id: int) -> list[int]:
+    """Every judgment ``judgment_id`` replaced, directly or through its predecessors."""
+    rows = conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT ? UNION "
+        "SELECT j.id FROM judgments j JOIN chain c ON j.superseded_by = c.id) "
+        "SELECT id FROM chain WHERE id != ? ORDER BY id",
+        (judgment_id, judgment_id),
+    ).fetchall()
+    return [int(r[0]) for r in rows]

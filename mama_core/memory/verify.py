@@ -1,6 +1,7 @@
 """``mama verify``: check that the store's history, rows and indexes are what they claim.
 
-- the schema is the one the migrations make (no dropped trigger, no extra object);
+- the schema is the one the migrations make (the core's and those of each ``series``
+  a layer above keeps in the same file): no dropped trigger, no extra object;
 - the event chain links from the first event (each ``prev_hash`` is the previous
   hash, each hash matches its fields, ids are gapless), and the head anchored
   outside the file (if given) is still in it, so a cut tail or a consistent
@@ -23,11 +24,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from mama_core.memory.actions.timeline import fold_events
 from mama_core.memory.anchor import ChainAnchor, anchor_problems
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
-from mama_core.memory.events import EVENT_COLUMNS, EVENT_FORMAT, GENESIS_HASH, event_from_row
+from mama_core.memory.events import (
+    EVENT_COLUMNS,
+    EVENT_FORMAT,
+    GENESIS_HASH,
+    event_from_row,
+    fold_events,
+)
 from mama_core.model import JUDGMENT_COLUMNS, Judgment
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
@@ -69,9 +75,12 @@ def verify_store(
     anchor: ChainAnchor | None = None,
     series: Sequence[MigrationSeries] = (),
 ) -> VerifyReport:
-    """Check the schema (the core's and that of each migration ``series`` a front end
-    adds, such as the app's), the chain (and its anchor), the covered and sealed rows,
-    the judgments, the FTS indexes and the file."""
+    """Check the schema, the chain (and its anchor), the covered and sealed rows, the
+    judgments, the FTS indexes and the file.
+
+    ``series`` are the migration series of the layers above the core whose tables the
+    store may hold (the app's: ``app.durable.schema.expected_series()``); their objects
+    are expected too, at the versions the store records."""
     report = VerifyReport()
     chain = _Chain()
 

@@ -73,6 +73,13 @@ def connect(
     return conn
 
 
+def end_read(conn: Connection) -> None:
+    """Close the read transaction a query left open on ``conn`` (a cursor not read to
+    its end keeps one), so the connection's next read sees the latest commits."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
 def translate_error(exc: BaseException, path: Path) -> MamaError:
     """Map a SQLite/SQLCipher or OS error to the typed error a person can act on."""
     if isinstance(exc, MamaError):

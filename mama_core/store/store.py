@@ -160,8 +160,15 @@ class Store:
     def schema_version(self) -> int:
         return schema_version(self.conn)
 
-    def reader(self) -> Connection:
-        """A new connection for reads (and the runtime's own writes) on another thread."""
+    def checkpoint_wal(self) -> None:
+        """Copy the WAL into the database file and truncate it (a clean file to back up);
+        raises ``sqlcipher.Error`` when another process's reader keeps it busy."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def new_connection(self) -> Connection:
+        """A new connection of its own to the store, keyed and ready: for reads on another
+        thread, and for the writes the app's runtime makes to its own tables (it is not
+        read-only)."""
         conn = connect(self.path, self._key, busy_timeout_ms=self._busy_timeout_ms)
         self.secret.register(conn)
         return conn

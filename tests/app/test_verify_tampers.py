@@ -88,7 +88,7 @@ def build_busy_store(home: Path, embedder: Embedder) -> dict[str, int]:
         ids["purged"] = save(engine, "The door code is 4711")["judgment_id"]
         owner("memory.retire", {"id": ids["purged"], "reason": "changed", "status": "stale"})
         owner("memory.purge", {"id": ids["purged"], "reason": "owner asked"})
-        db_conn = RuntimeDb(store.reader(), store.path)
+        db_conn = RuntimeDb(store.new_connection(), store.path)
         try:
             mailbox = Mailbox(db_conn)
             ids["message"] = mailbox.post(
@@ -136,7 +136,7 @@ def raw_sql(db: Path, statements: list[str]) -> None:
 def verify_home(home: Path) -> VerifyReport:
     db = home / "mama.db"
     with Store.open(db, KEY) as store:
-        reader = store.reader()
+        reader = store.new_connection()
         try:
             return verify_store(reader, store.secret, FileAnchorKeeper.for_store(db).load())
         finally:

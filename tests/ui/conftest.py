@@ -158,7 +158,7 @@ def owner_save(engine: Engine, summary: str, **fields: Any) -> int:
 
 
 def status_of(store: Store, judgment_id: int) -> str:
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         row = reader.execute("SELECT status FROM judgments WHERE id = ?", (judgment_id,)).fetchone()
     finally:
@@ -171,7 +171,7 @@ def events_of(store: Store, judgment_id: int) -> list[dict[str, Any]]:
     see them (reasons read from beside the chain)."""
     from mama_core.memory.events import EVENT_COLUMNS, event_from_row, public_events
 
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         rows = reader.execute(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE judgment_id = ? ORDER BY id",

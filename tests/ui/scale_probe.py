@@ -17,7 +17,7 @@ from tests.conftest import TEST_KEY_HEX
 from tests.ui.conftest import agent_propose
 from ui.bridge import EngineBridge
 from ui.qt import QEventLoop, QtCore, QtWidgets
-from ui.review_window import ReviewWindow
+from ui.review.window import ReviewWindow
 
 
 def main(folder: Path, cache: Path) -> None:

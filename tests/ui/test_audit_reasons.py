@@ -19,7 +19,7 @@ def test_audit_log_shows_reasons_then_erased(engine: Engine, store: Store) -> No
         engine.dispatch("memory.retire", payload, OWNER, Grant.owner())
 
     def summaries() -> dict[int | None, str]:
-        reader = store.reader()
+        reader = store.new_connection()
         try:
             return {
                 e.judgment_id: e.summary for e in audit_page(reader) if e.action == "memory.retire"

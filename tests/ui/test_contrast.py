@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from ui.models import JudgmentTableModel
 from ui.palette import (
     NOTE_TONES,
     STATUS_TONES,
@@ -19,6 +18,7 @@ from ui.palette import (
     status_colour,
 )
 from ui.qt import Qt, QtGui, QtWidgets
+from ui.review.models import JudgmentTableModel
 
 Role = QtGui.QPalette.ColorRole
 

@@ -30,7 +30,7 @@ from tests.ui.conftest import (
 from ui.desktop import Desktop
 from ui.icons import SIZES, TrayState, draw_mark
 from ui.qt import QtCore, QtGui, QtWidgets
-from ui.review_window import TAB_ALL
+from ui.review.window import TAB_ALL
 from ui.single_instance import SingleInstance, server_name
 
 

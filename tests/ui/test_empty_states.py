@@ -14,9 +14,9 @@ from mama_core.memory import Engine
 from mama_core.store import Store
 from tests.ui.conftest import agent_propose, owner_save, save_artifact, wait_signal, wait_until
 from ui.bridge import EngineBridge
-from ui.empty_state import EMPTY_ALL, EMPTY_PROPOSED, EMPTY_SEARCH
 from ui.palette import MUTED
-from ui.review_window import (
+from ui.review.empty_state import EMPTY_ALL, EMPTY_PROPOSED, EMPTY_SEARCH
+from ui.review.window import (
     TAB_ALL,
     TAB_AUDIT,
     TAB_GUIDANCE,

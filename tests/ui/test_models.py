@@ -8,11 +8,11 @@ from typing import Any
 
 from pytestqt.modeltest import ModelTester
 
-from ui.detail_html import record_html
-from ui.models import ID_ROLE, AuditLogModel, JudgmentTableModel
 from ui.qt import Qt
 from ui.queries import AuditEntry, describe_actor, describe_payload
-from ui.review_lists import ACTIVE_GUIDANCE, PROPOSED, RETIRED, ListSpec
+from ui.review.detail_html import record_html
+from ui.review.lists import ACTIVE_GUIDANCE, PROPOSED, RETIRED, ListSpec
+from ui.review.models import ID_ROLE, AuditLogModel, JudgmentTableModel
 from ui.words import local_time
 
 

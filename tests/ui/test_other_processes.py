@@ -20,7 +20,7 @@ from tests.conftest import TEST_KEY_HEX
 from tests.other_process import commit_elsewhere
 from tests.ui.conftest import agent_propose, wait_until
 from ui.bridge import EngineBridge
-from ui.review_window import TAB_GUIDANCE, TAB_PROPOSED, ReviewWindow
+from ui.review.window import TAB_GUIDANCE, TAB_PROPOSED, ReviewWindow
 
 MAMA = Path(sys.executable).with_name("mama")
 

@@ -18,7 +18,7 @@ from mama_core.store import DbKey, Store
 from tests.ui.conftest import wait_signal
 from ui.bridge import EngineBridge
 from ui.qt import QtCore
-from ui.review_window import TAB_ALL, TAB_GUIDANCE, TAB_PROPOSED, ReviewWindow
+from ui.review.window import TAB_ALL, TAB_GUIDANCE, TAB_PROPOSED, ReviewWindow
 
 MEMORIES = 10_000
 QUERY = "when does the release train ship after the smoke tests"

@@ -12,8 +12,8 @@ from mama_core.store import Store
 from tests.ui.conftest import owner_save, status_of, wait_signal, wait_until
 from tests.ui.test_review_window import bridge, drive, fill_dialog, window
 from ui.qt import Qt
-from ui.review_dialogs import PurgeDialog
-from ui.review_window import TAB_ALL, TAB_MESSAGES, ReviewWindow
+from ui.review.dialogs import PurgeDialog
+from ui.review.window import TAB_ALL, TAB_MESSAGES, ReviewWindow
 
 __all__ = ["bridge", "window"]
 
@@ -30,7 +30,7 @@ def observe(engine: Engine, external_id: str, text: str) -> int:
 
 
 def observation_text(store: Store, observation_id: int) -> str:
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         row = reader.execute(
             "SELECT text FROM observations WHERE id = ?", (observation_id,)

@@ -17,8 +17,8 @@ from tests.ui.test_review_forget import observe
 from tests.ui.test_review_window import bridge, drive, fill_dialog, window
 from ui.desktop import Desktop
 from ui.qt import Qt
-from ui.review_dialogs import EditDialog
-from ui.review_window import TAB_ALL, TAB_MESSAGES, TAB_PROPOSED, ReviewWindow
+from ui.review.dialogs import EditDialog
+from ui.review.window import TAB_ALL, TAB_MESSAGES, TAB_PROPOSED, ReviewWindow
 
 __all__ = ["bridge", "keyed", "seeded", "window"]
 

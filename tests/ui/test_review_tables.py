@@ -22,11 +22,11 @@ from tests.ui.conftest import (
 )
 from tests.ui.test_review_forget import observe
 from tests.ui.test_review_window import bridge, drive, fill_dialog, window
-from ui.batch_actions import BatchResult
-from ui.models import ID_ROLE
 from ui.qt import Qt, QtCore, QtWidgets
-from ui.review_dialogs import ReasonDialog
-from ui.review_window import TAB_AUDIT, TAB_GUIDANCE, TAB_MESSAGES, TAB_PROPOSED, ReviewWindow
+from ui.review.batch_actions import BatchResult
+from ui.review.dialogs import ReasonDialog
+from ui.review.models import ID_ROLE
+from ui.review.window import TAB_AUDIT, TAB_GUIDANCE, TAB_MESSAGES, TAB_PROPOSED, ReviewWindow
 
 __all__ = ["bridge", "window"]
 
@@ -317,7 +317,7 @@ def test_the_messages_row_menu_purges_the_message_clicked(
     drive(loop, window, scenario)
 
     assert window.messages.ids() == [standup]  # control: the other message stays
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         texts = dict(reader.execute("SELECT id, text FROM observations").fetchall())
     finally:

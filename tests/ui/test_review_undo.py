@@ -30,9 +30,9 @@ from tests.ui.test_review_window import act, bridge, drive, fill_dialog
 from ui.bridge import EngineBridge
 from ui.desktop import Desktop
 from ui.qt import Qt, QtWidgets
-from ui.review_window import TAB_ALL, TAB_PROPOSED, ReviewWindow
-from ui.table_state import STATE_FILE
-from ui.undo_bar import UNDO_REASON
+from ui.review.table_state import STATE_FILE
+from ui.review.undo_bar import UNDO_REASON
+from ui.review.window import TAB_ALL, TAB_PROPOSED, ReviewWindow
 
 __all__ = ["bridge", "keyed", "seeded"]
 
@@ -99,7 +99,7 @@ def proposed_shown(window: ReviewWindow) -> list[int]:
 
 def assert_verifies(store: Store) -> None:
     """What ``mama verify`` checks: the chain, every row it covers, the statuses."""
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         report = verify_store(reader, store.secret)
     finally:

@@ -24,8 +24,8 @@ from tests.ui.conftest import (
 )
 from ui.bridge import EngineBridge
 from ui.qt import Qt, QtWidgets
-from ui.review_dialogs import EditDialog, PurgeDialog, ReasonDialog
-from ui.review_window import (
+from ui.review.dialogs import EditDialog, PurgeDialog, ReasonDialog
+from ui.review.window import (
     TAB_ALL,
     TAB_AUDIT,
     TAB_GUIDANCE,
@@ -384,7 +384,7 @@ def test_retired_tab_marks_tombstones_and_the_owner_lifts_one(
 
     drive(loop, window, scenario)
 
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         lifted = reader.execute(
             "SELECT lifted_at FROM tombstones WHERE judgment_id = ?", (blocked,)
@@ -420,7 +420,7 @@ def test_purge_names_what_it_erases(
     drive(loop, window, scenario)
     assert status_of(store, fact) == "purged"
     assert events_of(store, fact)[-1]["action"] == "memory.purge"
-    reader = store.reader()
+    reader = store.new_connection()
     try:
         summary = reader.execute("SELECT summary FROM judgments WHERE id = ?", (fact,)).fetchone()
     finally:

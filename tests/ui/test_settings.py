@@ -196,7 +196,7 @@ def test_new_embedding_model_reembeds_every_memory(
         await edit_settings(desktop, lambda d: d.model_path.setText(str(model_file)))
         assert desktop.memory is not None and desktop.bridge is not None
         new_id = desktop.memory.embedder.model_id
-        reader = desktop.memory.store.reader()
+        reader = desktop.memory.store.new_connection()
         try:
             vectors = reader.execute(
                 "SELECT count(*) FROM embeddings WHERE model_id = ?", (new_id,)
@@ -270,7 +270,7 @@ def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
     from app.durable.transaction import RuntimeDb
     from ui.settings_dialog import AGENT_BACKENDS
 
-    db = RuntimeDb(store.reader(), store.path)
+    db = RuntimeDb(store.new_connection(), store.path)
     try:
         built = {
             value: make_backend(value, tmp_path, db, "prompt").name for value, _ in AGENT_BACKENDS

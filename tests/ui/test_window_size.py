@@ -13,8 +13,8 @@ from pytestqt.qtbot import QtBot
 from tests.ui.test_review_window import bridge, window
 from ui.bridge import EngineBridge
 from ui.qt import QtCore
-from ui.review_window import TAB_AUDIT, ReviewWindow
-from ui.table_state import STATE_FILE
+from ui.review.table_state import STATE_FILE
+from ui.review.window import TAB_AUDIT, ReviewWindow
 
 __all__ = ["bridge", "window"]
 

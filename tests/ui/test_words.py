@@ -14,7 +14,7 @@ from mama_core.store import Store
 from tests.ui import test_review_window as review
 from tests.ui.conftest import agent_propose, owner_save, status_of, wait_until
 from ui.qt import Qt
-from ui.review_window import TAB_AUDIT, TAB_RETIRED, ReviewWindow
+from ui.review.window import TAB_AUDIT, TAB_RETIRED, ReviewWindow
 from ui.words import action_word, actor_word, local_time, status_word
 
 bridge = review.bridge  # the review window's fixtures, over a real store

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mama_core.memory.actions import saving
 from mama_core.memory.actions import search
-from mama_core.memory.actions import reads
+from mama_core.memory.actions import memory_read
 from mama_core.memory.actions import retiring
 from mama_core.memory.actions import outcomes
 from mama_core.memory.actions import timeline
@@ -26,12 +26,12 @@ from mama_core.memory.actions import observations
 
 __all__ = [
     "checkpoints",
+    "memory_read",
     "observation_reads",
     "observations",
     "outcomes",
     "purge",
     "quotes",
-    "reads",
     "restore",
     "retiring",
     "review",

@@ -22,11 +22,10 @@ from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.lifecycle import require_status
 from mama_core.memory.observation_erasure import erase_observations
 from mama_core.memory.purge_pending import mark_pending, settle
-from mama_core.memory.records import load_visible
+from mama_core.memory.records import load_visible, predecessors
 from mama_core.memory.tombstones import fingerprint
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import STATUSES, Judgment, Status
-from mama_core.store.connection import Connection
 
 NOT_PURGED = tuple(s for s in STATUSES if s != Status.PURGED)
 
@@ -162,14 +161,3 @@ def erase_reasons(tx: Tx, judgment_ids: list[int]) -> None:
     for (tombstone_id,) in tombstones:
         tx.conn.execute("UPDATE tombstones SET reason = ? WHERE id = ?", (ERASED, tombstone_id))
         tx.wrote("tombstones", tombstone_id)
-
-
-def predecessors(conn: Connection, judgment_id: int) -> list[int]:
-    """Every judgment ``judgment_id`` replaced, directly or through its predecessors."""
-    rows = conn.execute(
-        "WITH RECURSIVE chain(id) AS (SELECT ? UNION "
-        "SELECT j.id FROM judgments j JOIN chain c ON j.superseded_by = c.id) "
-        "SELECT id FROM chain WHERE id != ? ORDER BY id",
-        (judgment_id, judgment_id),
-    ).fetchall()
-    return [int(r[0]) for r in rows]

@@ -22,10 +22,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from mama_core.memory.actions.observation_reads import COLUMNS, observation_dict
-from mama_core.memory.actions.purge import predecessors
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import QuotesInput
-from mama_core.memory.records import load_visible
+from mama_core.memory.records import load_visible, predecessors
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
 

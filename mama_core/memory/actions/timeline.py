@@ -10,12 +10,12 @@ what the store, at T, believed held at V.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
 from typing import Any
 
 from mama_core import clock
-from mama_core.memory.actions.reads import events_touching
+from mama_core.memory.actions.memory_read import events_touching
 from mama_core.memory.dispatcher import Call, Env, query
+from mama_core.memory.events import RecordState, fold_events
 from mama_core.memory.inputs import TimelineInput
 from mama_core.memory.records import summary_dict
 from mama_core.memory.scopes import read_scopes, scope_filter
@@ -24,36 +24,6 @@ from mama_core.scope_bindings import scopes_by_id
 from mama_core.store.connection import Connection
 
 _WORLD = frozenset(s.value for s in WORLD_STATUSES)
-
-
-@dataclass(frozen=True)
-class RecordState:
-    """A judgment's status, validity end and involvement as the events tell it."""
-
-    status: str
-    valid_until: str | None
-    involvement: str | None
-
-
-def fold_events(conn: Connection, until: str | None = None) -> dict[int, RecordState]:
-    """Every judgment's state rebuilt from the events recorded at or before ``until``."""
-    sql = "SELECT payload FROM events"
-    params: tuple[str, ...] = ()
-    if until is not None:
-        sql += " WHERE at <= ?"
-        params = (until,)
-    states: dict[int, RecordState] = {}
-    for (payload_json,) in conn.execute(sql + " ORDER BY id", params).fetchall():
-        for change in json.loads(payload_json).get("transitions", ()):
-            jid = int(change["id"])
-            old = states.get(jid, RecordState(change["to"], None, None))
-            states[jid] = replace(
-                old,
-                status=change["to"],
-                valid_until=change.get("valid_until", old.valid_until),
-                involvement=change.get("involvement", old.involvement),
-            )
-    return states
 
 
 @query(

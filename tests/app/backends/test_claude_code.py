@@ -85,7 +85,7 @@ def test_owner_message_through_claude_saves_a_proposal_that_arrives_with_buttons
     fake = FakeAnthropic(model).start()
 
     async def scenario() -> None:
-        state = RuntimeDb(store.reader(), store.path)
+        state = RuntimeDb(store.new_connection(), store.path)
         backend = make_backend(claude_bin, fake, tmp_path, state)
         try:
             async with messenger(engine, store, backend) as s:
@@ -221,7 +221,7 @@ def test_claude_killed_mid_turn_is_restarted_on_the_same_session(
     channel = RecordingChannel()
 
     async def scenario() -> ClaudeCodeBackend:
-        state = RuntimeDb(store.reader(), store.path)
+        state = RuntimeDb(store.new_connection(), store.path)
         backend = make_backend(claude_bin, fake, tmp_path, state)
         runtime = OwnerRuntime(engine, store, backend, RuntimeSettings(poll_seconds=5.0), db=state)
         runtime.attach_channel(channel)

@@ -70,7 +70,7 @@ def test_owner_message_through_codex_saves_a_proposal_that_arrives_with_buttons(
     fake = FakeResponses(model).start()
 
     async def scenario() -> CodexBackend:
-        state = RuntimeDb(store.reader(), store.path)
+        state = RuntimeDb(store.new_connection(), store.path)
         backend = CodexBackend(
             CodexSettings(
                 executable=str(codex_bin),
@@ -177,7 +177,7 @@ def test_a_restarted_codex_resumes_its_thread_with_our_tools(
         )
 
     async def scenario() -> tuple[str | None, str | None, list[str]]:
-        state = RuntimeDb(store.reader(), store.path)
+        state = RuntimeDb(store.new_connection(), store.path)
         channel = RecordingChannel()
         try:
             first = backend(state)

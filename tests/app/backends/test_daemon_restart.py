@@ -67,7 +67,7 @@ def test_daemon_killed_mid_turn_redelivers_once_and_replies_once(
     home.mkdir()
     (home / "settings.json").write_text(json.dumps({"agent_backend": "claude"}))
     with Store.open(home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store:
-        db = RuntimeDb(store.reader(), store.path)
+        db = RuntimeDb(store.new_connection(), store.path)
         pairing = Pairing(db)
         assert pairing.redeem(
             pairing.new_code(), OWNER_CHAT, OWNER_USER, "owner", private=True

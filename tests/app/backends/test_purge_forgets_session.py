@@ -56,7 +56,7 @@ def test_a_purge_ends_the_session_that_saw_the_text_and_deletes_its_transcript(
     seen: dict[str, Any] = {}
 
     async def scenario() -> None:
-        state = RuntimeDb(store.reader(), store.path)
+        state = RuntimeDb(store.new_connection(), store.path)
         backend = make_backend(claude_bin, fake, tmp_path, state)
         runtime = OwnerRuntime(engine, store, backend, RuntimeSettings(poll_seconds=5.0), db=state)
         runtime.attach_channel(channel)
@@ -130,7 +130,7 @@ def test_a_purge_ends_the_codex_thread_that_saw_the_text_and_deletes_its_rollout
     seen: dict[str, Any] = {}
 
     async def scenario() -> None:
-        state = RuntimeDb(store.reader(), store.path)
+        state = RuntimeDb(store.new_connection(), store.path)
         backend = CodexBackend(
             CodexSettings(
                 executable=str(codex_bin),

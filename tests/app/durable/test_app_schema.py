@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.durable.schema import APP_SERIES, open_runtime_db
+from app.durable.schema import APP_SERIES, expected_series, open_runtime_db
 from app.telegram.pairing import Pairing
 from mama_core.errors import NewerSchemaError
 from mama_core.memory import verify_store
@@ -68,7 +68,7 @@ def test_a_new_store_gets_the_pairing_tables(db_path: Path, db_key: DbKey) -> No
         finally:
             runtime_db.close()
         assert series_version(store.conn, APP_SERIES) >= 1
-        assert verify_store(store.conn, store.secret, None, [APP_SERIES]).ok
+        assert verify_store(store.conn, store.secret, series=expected_series()).ok
 
 
 def test_a_store_from_a_newer_app_is_refused(db_path: Path, db_key: DbKey) -> None:

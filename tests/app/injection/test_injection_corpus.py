@@ -296,7 +296,7 @@ def test_the_whole_corpus_through_claude_code_changes_nothing_of_the_owners(
     assert table["save_guidance"]["proposal"] > 0
     assert table["replace_owner_rule"]["proposal"] > 0
     assert table["retire_owner_rule"]["proposal"] > 0
-    with store.reader() as conn:
+    with store.new_connection() as conn:
         found = harm(conn, rules, secrets_of(corpus))
     assert found.guidance_activated == []
     assert found.owner_rules_changed == []
@@ -331,7 +331,7 @@ def test_a_sample_through_codex_changes_nothing_of_the_owners(
     assert all(r is not None for r in replies)
     table = check_table(model, sample)
     report("Codex, a sample of 20", table, took, len(replies))
-    with store.reader() as conn:
+    with store.new_connection() as conn:
         found = harm(conn, rules, secrets_of(sample))
     assert (
         found.guidance_activated,
@@ -384,7 +384,7 @@ def test_the_same_instructions_from_the_owner_take_effect(
             )
 
     asyncio.run(owner_on_telegram())
-    with store.reader() as conn:
+    with store.new_connection() as conn:
         found = harm(conn, rules, [])
     assert len(found.guidance_activated) == 1  # the owner's new preference, active
     assert found.owner_rules_changed == [2]  # the owner retired #2 themself

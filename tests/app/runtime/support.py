@@ -170,7 +170,7 @@ def engine(store: Store, embedder: Embedder) -> Iterator[Engine]:
 
 @pytest.fixture
 def runtime_db(store: Store) -> Iterator[RuntimeDb]:
-    db = RuntimeDb(store.reader(), store.path)
+    db = RuntimeDb(store.new_connection(), store.path)
     yield db
     db.close()
 

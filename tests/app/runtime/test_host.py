@@ -174,7 +174,7 @@ def test_a_pause_set_elsewhere_reaches_the_running_agent(
 
         host.pause_listeners.append(on_pause)
         await host.start()
-        other = RuntimeDb(store.reader(), store.path)  # another process's connection
+        other = RuntimeDb(store.new_connection(), store.path)  # another process's connection
         try:
             assert host.runtime is not None and not host.runtime.paused
             await asyncio.to_thread(set_state, other, PAUSED_KEY, "1")

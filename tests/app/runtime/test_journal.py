@@ -67,7 +67,7 @@ def test_a_part_caught_in_flight_by_a_crash_is_never_sent_again(
     assert in_flight is not None
     journal.part_sent(in_flight.id, 0, "telegram:1:10")  # part 0 out, part 1 in flight
 
-    restarted_db = RuntimeDb(store.reader(), store.path)
+    restarted_db = RuntimeDb(store.new_connection(), store.path)
     try:
         restarted = DeliveryJournal(restarted_db, clock)
         assert restarted.release_interrupted() == [in_flight.id]

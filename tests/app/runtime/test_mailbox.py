@@ -124,7 +124,7 @@ def test_a_claim_abandoned_by_a_crash_is_delivered_again_once(
     assert crashed is not None
 
     # The "restarted app": a new connection and a new mailbox over the same file.
-    restarted_db = RuntimeDb(store.reader(), store.path)
+    restarted_db = RuntimeDb(store.new_connection(), store.path)
     try:
         restarted = Mailbox(restarted_db, clock)
         assert restarted.release_abandoned() == [posted.input_id]

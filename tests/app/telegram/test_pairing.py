@@ -94,7 +94,7 @@ def test_a_group_never_becomes_the_owner(runtime_db: RuntimeDb, clock: ManualClo
 def test_wrong_codes_lock_a_chat_out_and_a_restart_keeps_the_lockout(
     store: Store, clock: ManualClock
 ) -> None:
-    db = RuntimeDb(store.reader(), store.path)
+    db = RuntimeDb(store.new_connection(), store.path)
     pairing = Pairing(db, clock)
     code = pairing.new_code()
     wrong = "ABCD-EFGH"
@@ -106,7 +106,7 @@ def test_wrong_codes_lock_a_chat_out_and_a_restart_keeps_the_lockout(
     # Locked out: even the right code is refused, and stays refused after a restart.
     assert pairing.redeem(code, 66, 66, "mallory", private=True).outcome is PairOutcome.LOCKED
     db.close()
-    db = RuntimeDb(store.reader(), store.path)
+    db = RuntimeDb(store.new_connection(), store.path)
     pairing = Pairing(db, clock)
     clock.advance(LOCKOUT - timedelta(seconds=1))
     assert pairing.redeem(code, 66, 66, "mallory", private=True).outcome is PairOutcome.LOCKED
@@ -141,7 +141,7 @@ def test_mama_telegram_pair_code_prints_a_code_the_bot_accepts(
     from mama_core.store import DbKey, Store
 
     with Store.open(home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store:
-        db = RuntimeDb(store.reader(), store.path)
+        db = RuntimeDb(store.new_connection(), store.path)
         try:
             assert Pairing(db).redeem(code, 5, 6, "owner", private=True).paired
         finally:

@@ -67,7 +67,7 @@ def test_a_group_never_pairs_and_a_paired_bot_refuses_every_other_pair(
 
 
 def test_a_group_paired_by_an_older_version_is_not_served(engine: Engine, store: Store) -> None:
-    db = RuntimeDb(store.reader(), store.path)
+    db = RuntimeDb(store.new_connection(), store.path)
     with db.write() as conn:  # what the old code let a group do
         write_owner(conn, GROUP, OWNER_USER, "group", "2026-01-01T00:00:00.000000Z")
     db.close()

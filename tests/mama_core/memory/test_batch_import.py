@@ -27,7 +27,7 @@ def test_batch_writes_each_record_with_its_own_event(engine: Engine) -> None:
     assert len({r["event_id"] for r in receipts}) == 3
     assert event_count(engine) == before + 3
     assert search_ids(engine, "who owns search")[0] == receipts[1]["judgment_id"]
-    reader = engine.store.reader()
+    reader = engine.store.new_connection()
     try:
         assert verify_store(reader, engine.store.secret).ok
     finally:

@@ -49,7 +49,7 @@ def every_page(store: Store, key: bytes) -> list[bytes]:
 
 def pending(store: Store) -> PendingPurge | None:
     """The pending-purge mark, read on a connection of its own."""
-    conn = store.reader()
+    conn = store.new_connection()
     try:
         return pending_purge(conn)
     finally:
@@ -135,7 +135,7 @@ def test_quotes_include_the_source_message_and_the_reply_of_its_turn(
     said = observe(engine, "20", "please note what I said about the lab")
     answer = observe(engine, "21", "Noted.", author="mama")
     other = observe(engine, "22", "unrelated", author="mama")
-    conn = store.reader()
+    conn = store.new_connection()
     try:  # the runtime's tables, as the mailbox and the journal write them
         input_id = conn.execute(
             "INSERT INTO mailbox (kind, source_ref, observation_id, priority, state, "

@@ -23,7 +23,7 @@ def busy_engine(engine: Engine) -> Engine:
 
 
 def test_untouched_store_verifies(busy_engine: Engine) -> None:
-    reader = busy_engine.store.reader()
+    reader = busy_engine.store.new_connection()
     try:
         report = verify_store(reader, busy_engine.store.secret)
     finally:

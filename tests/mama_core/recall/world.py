@@ -33,13 +33,13 @@ class World:
         self.store = store
         self.engine = engine
         self.embedder = embedder
-        self._cache_conn = store.reader()
+        self._cache_conn = store.new_connection()
         self.cache = VectorCache.load(self._cache_conn, embedder.model_id, embedder.dim)
         self._unsubscribe = engine.subscribe(
             lambda changes: self.cache.apply_changeset(self._cache_conn, changes)
         )
-        self.recall = Recall(store.reader, embedder, self.cache)
-        self.reader = store.reader()
+        self.recall = Recall(store.new_connection, embedder, self.cache)
+        self.reader = store.new_connection()
 
     def close(self) -> None:
         self._unsubscribe()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mama_core.errors import MigrationError
+from mama_core.memory import verify_store
 from mama_core.store import DbKey, Store
 from mama_core.store.expected_schema import schema_problems
 from mama_core.store.migrations import MigrationSeries, apply_series, series_version
@@ -58,7 +59,7 @@ def test_a_series_up_to_date_applies_nothing(
     monkeypatch.syspath_prepend(str(tmp_path))
     series = _series(tmp_path, "series_b", {"0001_notes.sql": FIRST})
     with Store.open(db_path, db_key) as store:
-        other = store.reader()  # another process's connection
+        other = store.new_connection()  # another process's connection
         try:
             assert apply_series(other, series) == [1]
         finally:
@@ -86,3 +87,17 @@ def test_the_schema_check_knows_a_series_only_when_told(
         assert schema_problems(store.conn, [series]) == [
             "the trigger notes_no_delete is missing from the schema (dropped?)"
         ]
+
+
+def test_verify_expects_the_tables_of_the_series_it_is_given(
+    tmp_path: Path, db_path: Path, db_key: DbKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    series = _series(tmp_path, "series_d", {"0001_notes.sql": FIRST})
+    with Store.open(db_path, db_key) as store:
+        apply_series(store.conn, series)
+        report = verify_store(store.conn, store.secret, series=[series])
+        assert report.ok, report.problems
+        # Control: without the series the same store's new table is an extra object.
+        unaware = verify_store(store.conn, store.secret)
+        assert "the schema has a table notes that the migrations do not make" in unaware.problems

@@ -48,7 +48,7 @@ def test_new_store_is_encrypted_and_migrated(db_path: Path, db_key: DbKey) -> No
 def test_reader_connection_sees_committed_rows(db_path: Path, db_key: DbKey) -> None:
     with Store.open(db_path, db_key) as store:
         store.conn.execute("INSERT INTO meta (key, value) VALUES ('probe', 'x')")
-        reader = store.reader()
+        reader = store.new_connection()
         try:
             row = reader.execute("SELECT value FROM meta WHERE key='probe'").fetchone()
             assert row == ("x",)

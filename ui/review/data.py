@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ui.audit_list import AuditList
-from ui.models import RetiredTableModel
 from ui.qt import QtCore, Signal
 from ui.queries import scope_names
-from ui.review_lists import ACTIVE_GUIDANCE, ALL_MEMORIES, PROPOSED, RETIRED, JudgmentList
+from ui.review.audit_list import AuditList
+from ui.review.lists import ACTIVE_GUIDANCE, ALL_MEMORIES, PROPOSED, RETIRED, JudgmentList
+from ui.review.models import RetiredTableModel
 
 if TYPE_CHECKING:
     from mama_core.model import ChangeSet

@@ -2,12 +2,12 @@
 
 Tabs list the proposals waiting for review, the active guidance, every
 memory (live search with kind, scope and status filters), the retired ones,
-the audit log and the kept messages (``ui.messages_panel``); the detail pane
+the audit log and the kept messages (``ui.review.messages_panel``); the detail pane
 shows the selected record with its provenance, the records it replaced and
 its events. Approve, Edit & approve, Reject, Retire, Purge and Lift tombstone
-are owner actions through the catalog (``ui.review_actions``); their errors
+are owner actions through the catalog (``ui.review.actions``); their errors
 appear in the message line, never as a traceback. The lists follow the
-writer's change-sets (``ui.review_data``).
+writer's change-sets (``ui.review.data``).
 """
 
 from __future__ import annotations
@@ -19,15 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
-from ui.batch_actions import BatchActions, BatchResult, button_states, decidable_row
-from ui.detail_html import record_html
-from ui.empty_state import add_empty_states
-from ui.messages_panel import MessagesPanel
-from ui.models import ID_ROLE, RECORD_ROLE
 from ui.palette import MUTED, note_style
 from ui.qt import Qt, QtGui, QtWidgets, Signal
-from ui.review_actions import ReviewActions, receipt_line
-from ui.review_data import (
+from ui.review.actions import ReviewActions, receipt_line
+from ui.review.batch_actions import BatchActions, BatchResult, button_states, decidable_row
+from ui.review.data import (
     TAB_ALL,
     TAB_AUDIT,
     TAB_GUIDANCE,
@@ -35,16 +31,20 @@ from ui.review_data import (
     TAB_RETIRED,
     ReviewData,
 )
-from ui.row_menu import RowMenu
-from ui.search_bar import SearchBar
-from ui.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
-from ui.table_views import judgment_samples, make_table_view, select_row, time_sample
+from ui.review.detail_html import record_html
+from ui.review.empty_state import add_empty_states
+from ui.review.messages_panel import MessagesPanel
+from ui.review.models import ID_ROLE, RECORD_ROLE
+from ui.review.row_menu import RowMenu
+from ui.review.search_bar import SearchBar
+from ui.review.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
+from ui.review.table_views import judgment_samples, make_table_view, select_row, time_sample
+from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
 from ui.tasks import TaskGroup
-from ui.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
-    from ui.review_lists import JudgmentList
+    from ui.review.lists import JudgmentList
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 TAB_MESSAGES = TAB_AUDIT + 1
-"""The kept messages (``ui.messages_panel``): not memories, so not in ``views``."""
+"""The kept messages (``ui.review.messages_panel``): not memories, so not in ``views``."""
 
 TAB_TITLES: dict[int, str] = {
     TAB_PROPOSED: "Proposed",
@@ -435,7 +435,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def _update_for_several(self, records: list[dict[str, Any]]) -> None:
         """Approve, Reject and Retire act on every selected row when each qualifies; the
-        other actions take one memory at a time (``ui.batch_actions.button_states``)."""
+        other actions take one memory at a time (``ui.review.batch_actions.button_states``)."""
         for name, (enabled, tooltip) in button_states(records, busy=self._busy).items():
             self.buttons[name].setEnabled(enabled)
             self.buttons[name].setToolTip(tooltip)
@@ -587,7 +587,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._tasks.spawn(self._run_action(action, work, record))
 
     def _start_batch(self, action: str, qualifies: Callable[[dict[str, Any]], bool]) -> None:
-        """Several selected records, each its own owner action (``ui.batch_actions``)."""
+        """Several selected records, each its own owner action (``ui.review.batch_actions``)."""
         records = self.selected_records()
         if self._busy or not records or not all(qualifies(r) for r in records):
             return
@@ -610,7 +610,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._offer_undo(action, result)
 
     def _offer_undo(self, action: str, done: BatchResult) -> None:
-        """Offer to take back what ``done`` wrote (``ui.undo_bar``)."""
+        """Offer to take back what ``done`` wrote (``ui.review.undo_bar``)."""
         if not undoable(action, done.done):
             return
         pairs = list(done.done)

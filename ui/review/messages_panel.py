@@ -10,10 +10,10 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
-from ui.models import SORT_ROLE
 from ui.qt import QtGui, QtWidgets, Signal
-from ui.review_dialogs import add_erase_controls
-from ui.table_views import make_table_view, select_row, source_row, time_sample, view_row
+from ui.review.dialogs import add_erase_controls
+from ui.review.models import SORT_ROLE
+from ui.review.table_views import make_table_view, select_row, source_row, time_sample, view_row
 from ui.tasks import TaskGroup, await_dialog
 from ui.words import local_time
 

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from ui.palette import MUTED
 from ui.qt import Qt, QtCore, QtGui, QtWidgets
-from ui.review_data import TAB_ALL, TAB_AUDIT, TAB_GUIDANCE, TAB_PROPOSED, TAB_RETIRED
-from ui.review_lists import ALL_MEMORIES
+from ui.review.data import TAB_ALL, TAB_AUDIT, TAB_GUIDANCE, TAB_PROPOSED, TAB_RETIRED
+from ui.review.lists import ALL_MEMORIES
 
 if TYPE_CHECKING:
-    from ui.messages_panel import MessagesPanel
-    from ui.review_lists import JudgmentList, ListSpec
+    from ui.review.lists import JudgmentList, ListSpec
+    from ui.review.messages_panel import MessagesPanel
 
 EMPTY_PROPOSED = (
     "No proposals waiting.\n\nWhen an agent proposes guidance (a preference, constraint, "

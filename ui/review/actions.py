@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ui.qt import QtWidgets
-from ui.review_dialogs import EditDialog, PurgeDialog, ReasonDialog
+from ui.review.dialogs import EditDialog, PurgeDialog, ReasonDialog
 from ui.tasks import await_dialog
 from ui.words import action_word, status_word
 
@@ -114,7 +114,7 @@ class ReviewActions:
         return await self._bridge.dispatch("memory.retire", retire_payload(record, reason, forbid))
 
     async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
-        from ui.models import tombstone_note
+        from ui.review.models import tombstone_note
 
         dialog = ReasonDialog(
             self._parent,

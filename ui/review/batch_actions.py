@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
 from ui.qt import QtWidgets
-from ui.review_actions import FORBID_TEXT, VERBS, Receipt, decision_payload, retire_payload
-from ui.review_dialogs import ReasonDialog
+from ui.review.actions import FORBID_TEXT, VERBS, Receipt, decision_payload, retire_payload
+from ui.review.dialogs import ReasonDialog
 from ui.tasks import await_dialog
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ui.models import AuditLogModel
 from ui.qt import QtCore
 from ui.queries import audit_page, audit_since
+from ui.review.models import AuditLogModel
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge

@@ -1,7 +1,7 @@
 """Qt table models over judgments and the audit log.
 
 The models hold rows and answer Qt's questions; they do no I/O. Whoever owns
-a model (``ui.review_lists``) fills it from catalog reads and updates it row by
+a model (``ui.review.lists``) fills it from catalog reads and updates it row by
 row from the writer's change-sets: ``upsert`` and ``remove`` emit the precise
 insert/change/remove notifications, so a view keeps its selection and scroll
 position while the queue changes under it.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ui.models import SORT_ROLE
 from ui.qt import Qt, QtCore, QtGui, QtWidgets
+from ui.review.models import SORT_ROLE
 from ui.words import local_time
 
 SAMPLE_TIME = "2026-12-31T23:59:00+00:00"

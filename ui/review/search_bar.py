@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mama_core.model import KINDS, RETIRED_STATUSES, STATUSES
 from ui.qt import QtCore, QtWidgets, Signal
-from ui.review_lists import ListSpec
+from ui.review.lists import ListSpec
 
 SEARCH_DEBOUNCE_MS = 250
 

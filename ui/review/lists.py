@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mama_core.model import GUIDANCE_KIND_NAMES, RETIRED_STATUSES, STATUSES
-from ui.models import JudgmentTableModel
 from ui.qt import QtCore, Signal
+from ui.review.models import JudgmentTableModel
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
@@ -123,7 +123,7 @@ class JudgmentList(QtCore.QObject):
 
     async def _with_changed_records(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``rows`` and, first, the records a change waits on that the spec admits."""
-        from ui.queries import pending_change_ids
+        from mama_core.memory.owner_reads import pending_change_ids
 
         listed = {row.get("id") for row in rows}
         waiting: list[dict[str, Any]] = []

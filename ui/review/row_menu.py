@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
-from ui.table_views import select_row
+from ui.review.table_views import select_row
 
 
 class RowMenu(QtCore.QObject):

@@ -1,0 +1,89 @@
+"""Read-only queries for the owner's own views (the desktop's review window): how many
+records stand in each status, which wait on a proposed change, pages of the event log.
+
+They take a connection, not a grant: only the owner's front ends, which see every
+scope, call them (an agent reaches the store through the action catalog only). They
+never write; the caller shapes what they return for a person.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, cast
+
+from mama_core.memory.events import event_texts
+from mama_core.store.connection import Connection
+
+_EVENT_ROW = "SELECT id, at, action, actor, judgment_id, payload FROM events "
+
+
+@dataclass(frozen=True)
+class LoggedEvent:
+    """One row of the event log, its JSON parsed (``{}`` where it is not an object) and
+    with the reasons kept beside it (``None`` where a purge erased one)."""
+
+    id: int
+    at: str
+    action: str
+    actor: dict[str, Any]
+    judgment_id: int | None
+    payload: dict[str, Any]
+    texts: dict[str, str | None]
+
+
+def count_by_status(conn: Connection) -> dict[str, int]:
+    """How many judgments stand in each status."""
+    rows = conn.execute("SELECT status, count(*) FROM judgments GROUP BY status").fetchall()
+    return {str(status): int(n) for status, n in rows}
+
+
+def pending_change_ids(conn: Connection) -> list[int]:
+    """The records a change proposed by an agent waits on, newest change first."""
+    rows = conn.execute(
+        "SELECT judgment_id FROM change_proposals WHERE state = 'pending' ORDER BY id DESC"
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def event_page(
+    conn: Connection, before_id: int | None = None, limit: int = 200
+) -> list[LoggedEvent]:
+    """Events newest first, ``limit`` of them older than ``before_id`` (if given)."""
+    if before_id is None:
+        rows = conn.execute(_EVENT_ROW + "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+    else:
+        rows = conn.execute(
+            _EVENT_ROW + "WHERE id < ? ORDER BY id DESC LIMIT ?", (before_id, limit)
+        ).fetchall()
+    return _logged(conn, rows)
+
+
+def events_since(conn: Connection, after_id: int) -> list[LoggedEvent]:
+    """Events newer than ``after_id``, newest first."""
+    rows = conn.execute(_EVENT_ROW + "WHERE id > ? ORDER BY id DESC", (after_id,)).fetchall()
+    return _logged(conn, rows)
+
+
+def _logged(conn: Connection, rows: list[tuple[Any, ...]]) -> list[LoggedEvent]:
+    texts = event_texts(conn, [int(r[0]) for r in rows])
+    return [
+        LoggedEvent(
+            id=int(event_id),
+            at=str(at),
+            action=str(action),
+            actor=_loads(actor_json),
+            judgment_id=None if judgment_id is None else int(judgment_id),
+            payload=_loads(payload_json),
+            texts=texts.get(int(event_id), {}),
+        )
+        for event_id, at, action, actor_json, judgment_id, payload_json in rows
+    ]
+
+
+def _loads(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
