@@ -118,3 +118,11 @@ class Connector(Protocol):
     async def aclose(self) -> None:
         """Release network clients."""
         ...
+
+
+def listed(value: Any) -> Any:
+    """A list option as the owner types it on the command line: ``"#a, #b"`` is
+    ``["#a", "#b"]`` (a JSON list or a list passes through unchanged)."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value

@@ -47,9 +47,9 @@ from typing import Any, ClassVar, Literal
 
 from imapclient import IMAPClient
 from imapclient.exceptions import LoginError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.connectors.base import Batch, ConnectorError, Item, Problem
+from app.connectors.base import Batch, ConnectorError, Item, Problem, listed
 from app.connectors.mail_parse import (
     Body,
     Envelope,
@@ -100,6 +100,7 @@ class MailOptions(BaseModel):
     port: int = Field(default=993, ge=1, le=65535)
     username: str = Field(min_length=1)
     folders: tuple[str, ...] = Field(default=("INBOX",), min_length=1)
+    _folders_listed = field_validator("folders", mode="before")(listed)
     auth: Literal["password", "xoauth2"] = "password"
     ca_file: str | None = None
     max_text_chars: int = Field(default=20_000, ge=200)

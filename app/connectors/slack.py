@@ -62,7 +62,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetr
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from app.connectors.base import Batch, ConnectorError, Item, Problem
+from app.connectors.base import Batch, ConnectorError, Item, Problem, listed
 from app.connectors.slack_cursor import SlackCursor, is_ts, max_ts, ts_key, ts_of_seconds, ts_time
 from app.connectors.slack_errors import SlackRefused, WaitOutShortRateLimits, translate
 from app.connectors.slack_text import mentioned_users, render
@@ -100,6 +100,8 @@ class SlackOptions(BaseModel):
     poll_limit: int = Field(default=1000, ge=1, le=100_000)
     page_size: int = Field(default=200, ge=1, le=999)
     rate_limit_wait: float = Field(default=10, ge=0, le=600)
+
+    _channels_listed = field_validator("channels", mode="before")(listed)
 
     @field_validator("channels")
     @classmethod
