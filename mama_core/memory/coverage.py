@@ -113,6 +113,13 @@ CHAINED: tuple[ChainedTable, ...] = (
         ("event_id", "resolved_event_id"),
     ),
     ChainedTable(
+        "owner_settings",
+        "CAST(t.id AS TEXT)",
+        "t.id, t.key, t.value, t.event_id, t.at",
+        _BY_ID.format(col="id"),
+        ("event_id",),
+    ),
+    ChainedTable(
         "event_texts",
         "t.event_id || ':' || t.field",
         "t.event_id, t.field, t.text, t.erased_at",

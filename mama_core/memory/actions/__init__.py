@@ -23,6 +23,7 @@ from mama_core.memory.actions import quotes
 from mama_core.memory.actions import tombstones
 from mama_core.memory.actions import tombstone_list
 from mama_core.memory.actions import observations
+from mama_core.memory.actions import owner_settings
 
 __all__ = [
     "checkpoints",
@@ -30,6 +31,7 @@ __all__ = [
     "observation_reads",
     "observations",
     "outcomes",
+    "owner_settings",
     "purge",
     "quotes",
     "restore",
