@@ -24,13 +24,13 @@ from mama_core.store.connection import Connection
 TIMEZONE_KEY = "timezone"
 BRIEF_KEY = "brief"
 
-DAYS: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-"""Weekday names in ``datetime.weekday()`` order."""
-COVERS: tuple[str, ...] = ("observations", "commitments", "proposals")
-"""What a brief may cover, in the order it shows them."""
-
 Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 Cover = Literal["observations", "commitments", "proposals"]
+
+DAYS: tuple[Day, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+"""Weekday names in ``datetime.weekday()`` order."""
+COVERS: tuple[Cover, ...] = ("observations", "commitments", "proposals")
+"""What a brief may cover, in the order it shows them."""
 
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
@@ -77,15 +77,15 @@ class BriefSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = Field(False, description="Whether the brief is sent at all.")
+    enabled: bool = Field(default=False, description="Whether the brief is sent at all.")
     days: Annotated[list[Day], AfterValidator(_ordered_days)] = Field(
-        default_factory=lambda: list(DAYS[:5]),  # pyright: ignore[reportArgumentType]
+        default_factory=lambda: list(DAYS[:5]),
         max_length=7,
         description="Weekdays it is due on (mon … sun).",
     )
     time: ClockTime = "08:30"
     covers: Annotated[list[Cover], AfterValidator(_ordered_covers)] = Field(
-        default_factory=lambda: list(COVERS),  # pyright: ignore[reportArgumentType]
+        default_factory=lambda: list(COVERS),
         max_length=3,
         description="What it covers: observations, commitments, proposals.",
     )
