@@ -171,7 +171,15 @@ CHAIN_ITSELF = frozenset({"events", "meta"})
 """The chain, and the store id its secret is derived from."""
 
 OPERATIONAL = frozenset(
-    {"deliveries", "pairing_codes", "runtime_state", "connector_cursors", "connector_health"}
+    {
+        "deliveries",
+        "pairing_codes",
+        "runtime_state",
+        "connector_cursors",
+        "connector_health",
+        "schedules",
+        "briefs",
+    }
 )
 """Bookkeeping with no memory in it: checked by the schema and integrity checks only."""
 
