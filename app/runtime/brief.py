@@ -12,7 +12,7 @@ every line can be tested from fixed dicts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -45,8 +45,8 @@ class BriefInputs:
     """Judgments waiting for review (``memory.search`` rows: id, kind, summary)."""
     proposals_more: bool = False
     """More proposals wait than ``proposals`` holds."""
-    notes: tuple[str, ...] = field(default=())
-    """Lines about what could not be read (shown at the end)."""
+    commitments_error: str | None = None
+    """Why the commitments could not be read (then the section says so, not "nothing")."""
 
 
 def build_brief(inputs: BriefInputs) -> str:
@@ -60,8 +60,6 @@ def build_brief(inputs: BriefInputs) -> str:
         lines += ["", *_commitments(inputs, zone, now)]
     if "proposals" in inputs.covers:
         lines += ["", *_proposals(inputs)]
-    if inputs.notes:
-        lines += ["", *inputs.notes]
     return "\n".join(lines)
 
 
@@ -90,6 +88,8 @@ def _observations(inputs: BriefInputs, zone: ZoneInfo) -> list[str]:
 
 
 def _commitments(inputs: BriefInputs, zone: ZoneInfo, now: datetime) -> list[str]:
+    if inputs.commitments_error is not None:
+        return [f"Commitments: could not be read ({inputs.commitments_error})"]
     overdue: list[Mapping[str, Any]] = []
     today: list[Mapping[str, Any]] = []
     proposed: list[Mapping[str, Any]] = []
@@ -122,17 +122,22 @@ def _proposals(inputs: BriefInputs) -> list[str]:
         return ["Proposals: none waiting for your review."]
     count = f"{len(waiting)}+" if inputs.proposals_more else str(len(waiting))
     lines = [f"Waiting for your review ({count}):"]
-    lines += _listed(waiting, lambda p: f"• #{p['id']} {p['kind']}: {_short(str(p['summary']))}")
+    lines += _listed(
+        waiting,
+        lambda p: f"• #{p['id']} {p['kind']}: {_short(str(p['summary']))}",
+        more=inputs.proposals_more,
+    )
     return lines
 
 
 # --- pieces -------------------------------------------------------------
 
 
-def _listed(items: Sequence[Mapping[str, Any]], line: Any) -> list[str]:
+def _listed(items: Sequence[Mapping[str, Any]], line: Any, *, more: bool = False) -> list[str]:
     shown = [line(item) for item in items[:MAX_LINES]]
-    if len(items) > MAX_LINES:
-        shown.append(f"• … and {len(items) - MAX_LINES} more")
+    rest = max(0, len(items) - MAX_LINES)
+    if rest or more:
+        shown.append(f"• … and {rest}{'+' if more else ''} more" if rest else "• … and more")
     return shown
 
 

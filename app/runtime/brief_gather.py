@@ -75,7 +75,7 @@ class BriefWriter:
         counts = self._read("observation.counts", {"after_id": after_id})
         newest = int(counts["newest_id"] or after_id)
         commitments: list[dict[str, Any]] = []
-        notes: list[str] = []
+        commitments_error: str | None = None
         if "commitments" in covers:
             try:
                 listed = self._read(
@@ -84,7 +84,7 @@ class BriefWriter:
                 )
                 commitments = list(listed["commitments"])
             except MamaError as exc:
-                notes.append(f"(Commitments could not be read: {exc.message})")
+                commitments_error = exc.message
         proposals: list[dict[str, Any]] = []
         if "proposals" in covers:
             found = self._read(
@@ -106,7 +106,7 @@ class BriefWriter:
             commitments=commitments,
             proposals=proposals,
             proposals_more=len(proposals) >= PROPOSAL_LIMIT,
-            notes=tuple(notes),
+            commitments_error=commitments_error,
         )
         return inputs, newest
 

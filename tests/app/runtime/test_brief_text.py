@@ -177,3 +177,22 @@ def test_a_day_is_the_owners_local_day() -> None:
     assert utc.splitlines()[2:] == [
         "Commitments: nothing overdue, nothing due today, nothing new to confirm."
     ]
+
+
+def test_commitments_that_cannot_be_read_are_not_called_nothing() -> None:
+    text = build_brief(
+        BriefInputs(
+            now=NOW,
+            timezone="UTC",
+            covers=("commitments", "proposals"),
+            commitments_error="There is no action 'commitment.list'.",
+            proposals=[{"id": n, "kind": "fact", "summary": f"f{n}"} for n in range(1, 13)],
+            proposals_more=True,
+        )
+    )
+    lines = text.splitlines()
+    assert lines[2] == "Commitments: could not be read (There is no action 'commitment.list'.)"
+    assert lines[4] == "Waiting for your review (12+):"
+    assert lines[5] == "• #1 fact: f1"
+    assert lines[-1] == "• … and 2+ more"
+    assert len(lines) == 16
