@@ -22,6 +22,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from app.connectors.base import Batch, Item
@@ -69,7 +70,8 @@ def store_commitments(engine: Engine, count: int) -> int:
     """``count`` commitments through memory.save (0 if this build has no commitments)."""
     if "commitment" not in KINDS:
         return 0
-    owner, proposed = [], []
+    owner: list[Mapping[str, Any]] = []
+    proposed: list[Mapping[str, Any]] = []
     for n in range(count):
         due = NOW + timedelta(hours=(n % 3 - 1) * 30 + n % 7)
         payload = {
@@ -89,7 +91,7 @@ def store_commitments(engine: Engine, count: int) -> int:
 
 
 def store_proposals(engine: Engine, count: int) -> None:
-    payloads = [
+    payloads: list[Mapping[str, Any]] = [
         {"kind": "preference", "summary": f"Prefer option {n}", "applies_when": "planning"}
         for n in range(count)
     ]
@@ -97,7 +99,7 @@ def store_proposals(engine: Engine, count: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--observations", type=int, default=10_000)
     parser.add_argument("--commitments", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=20)
