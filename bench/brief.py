@@ -20,9 +20,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from app.connectors.base import Batch, Item
