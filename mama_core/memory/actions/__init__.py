@@ -23,10 +23,14 @@ from mama_core.memory.actions import quotes
 from mama_core.memory.actions import tombstones
 from mama_core.memory.actions import tombstone_list
 from mama_core.memory.actions import observations
+from mama_core.memory.actions import commitment_changes
+from mama_core.memory.actions import commitment_list
 from mama_core.memory.actions import owner_settings
 
 __all__ = [
     "checkpoints",
+    "commitment_changes",
+    "commitment_list",
     "memory_read",
     "observation_reads",
     "observations",
