@@ -95,7 +95,8 @@ def _commitments(inputs: BriefInputs, zone: ZoneInfo, now: datetime) -> list[str
     proposed: list[Mapping[str, Any]] = []
     for item in inputs.commitments:
         due = _due(item)
-        if due is not None and (bool(item.get("overdue")) or due < inputs.now):
+        # Overdue at the brief's own now (the list's ``overdue`` flag is at the reader's).
+        if due is not None and due < inputs.now:
             overdue.append(item)
         elif due is not None and due.astimezone(zone).date() == now.date():
             today.append(item)

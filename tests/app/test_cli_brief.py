@@ -41,7 +41,11 @@ def test_brief_now_prints_the_command_mode_brief(mama: Mama) -> None:  # noqa: F
     lines = result["lines"]
     assert lines[0].startswith("Your brief for ") and lines[0].endswith("(UTC)")
     assert lines[2:4] == ["From your connectors so far:", "• nothing new"]
-    assert "Proposals: none waiting for your review." in lines
+    assert lines[5:] == [
+        "Commitments: nothing overdue, nothing due today, nothing new to confirm.",
+        "",
+        "Proposals: none waiting for your review.",
+    ]
     assert result["queued"] is None
     plain = mama.run("brief", "now")
     assert plain.returncode == 0 and plain.stdout.splitlines()[2] == "From your connectors so far:"
