@@ -1,24 +1,32 @@
 """kill -9 during a poll loses no item, stores none twice, and posts each in one turn.
 
-A real ``mama daemon`` subprocess polls one connector — Trello against the fake
-Trello API (2,000 actions, 100 per page), or Slack through ``slack-sdk`` against the
-fake Slack Web API (1,900 messages and 100 thread replies, 100 per page) — at a 1 s
-interval, and is SIGKILLed at a random point of its polling — after a random number
-of the fake's requests and a random short delay — ``MAMA_CRASH_KILLS`` times per
-source (default 6; the issue's 50 is ``MAMA_CRASH_KILLS=50``). When everything is
-read before the kills are done, the fake gets 100 new items (Slack: new messages and
-new replies in an old thread), so each kill has work to interrupt. A last daemon
-then reads to the end. Afterwards every item is exactly one observation, every
-observation is in exactly one mailbox input, and ``mama verify`` passes.
+A real ``mama daemon`` subprocess polls one connector at a 1 s interval:
+
+- Trello against the fake Trello API (2,000 actions, 100 per page);
+- Slack through ``slack-sdk`` against the fake Slack Web API (1,900 messages and
+  100 thread replies, 100 per page);
+- mail through ``imapclient`` from a real Dovecot over TLS (2,000 emails; a
+  counting TCP relay in front of it shows the requests served).
+
+It is SIGKILLed at a random point of its polling — after a random number of the
+source's requests and a random short delay — ``MAMA_CRASH_KILLS`` times per source
+(default 6; the issue's 50 is ``MAMA_CRASH_KILLS=50``). When everything is read
+before the kills are done, the source gets 100 new items (Slack: new messages and
+new replies in old threads; mail: new emails), so each kill has work to interrupt.
+A last daemon then reads to the end. Afterwards every item is exactly one
+observation, every observation is in exactly one mailbox input, and ``mama
+verify`` passes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -31,8 +39,10 @@ from typing import Any
 import pytest
 
 from mama_core.store import DbKey, Store
+from tests.app.connectors.dovecot_server import PASSWORD, dovecot_binary, running_dovecot
 from tests.app.connectors.fake_slack import FakeSlack
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello
+from tests.app.connectors.mail_fixtures import imap_session, plain
 from tests.app.runtime.support import MAMA, mama_env
 from tests.conftest import TEST_KEY_HEX
 
@@ -57,6 +67,8 @@ class Feed:
     """The external ids of every item the source holds now."""
     add_more: Callable[[], None]
     """Give the source 100 new items."""
+    reach: int = 30
+    """A kill comes after 1 to ``reach`` more requests (a few polls' worth)."""
 
 
 def trello_feed() -> Iterator[Feed]:
@@ -148,7 +160,88 @@ def slack_feed() -> Iterator[Feed]:
         )
 
 
-FEEDS = {"trello": trello_feed, "slack": slack_feed}
+class CountingProxy:
+    """A TCP relay to ``port`` on 127.0.0.1 that counts the server's replies (chunks it
+    forwards to the client): Dovecot's requests served, for the kill points. TLS passes
+    through untouched (the certificate names 127.0.0.1)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.replies = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.address = self._listener.getsockname()[1]
+        self._sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, name="imap-relay", daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.port))
+            self._sockets += [client, upstream]
+            for source, sink, counted in ((client, upstream, False), (upstream, client, True)):
+                threading.Thread(
+                    target=self._pump, args=(source, sink, counted), daemon=True
+                ).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, counted: bool) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+                self.replies += counted
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self._listener.close()
+        for end in self._sockets:
+            end.close()
+
+
+def mail_feed() -> Iterator[Feed]:
+    if dovecot_binary() is None:
+        pytest.skip("dovecot is not installed (Debian package dovecot-imapd)")
+    appended: list[str] = []
+
+    def append_more(count: int) -> None:
+        with imap_session(server) as imap:
+            for _ in range(count):
+                n = len(appended)
+                message_id = f"<crash-{n}@example.org>"
+                raw = plain(f"status {n}", f"message {n}", message_id=message_id)
+                typ, data = imap.append('"INBOX"', None, None, raw)
+                assert typ == "OK", data
+                appended.append(f"INBOX/{message_id}")
+
+    with running_dovecot() as server:
+        append_more(ITEMS)
+        relay = CountingProxy(server.port)
+        try:
+            yield Feed(
+                source=f"mail:{server.user}",
+                connector={
+                    "name": "inbox",
+                    "kind": "mail",
+                    "interval_s": 1,
+                    "options": server.options(port=relay.address),
+                },
+                secrets={"MAMA_CONNECTOR_INBOX_PASSWORD": PASSWORD},
+                served=lambda: relay.replies,
+                expected=lambda: set(appended),
+                add_more=lambda: append_more(100),
+                reach=120,  # about 25 replies a poll of 200 emails
+            )
+        finally:
+            relay.close()
+
+
+FEEDS = {"trello": trello_feed, "slack": slack_feed, "mail": mail_feed}
 
 
 @pytest.fixture(params=sorted(FEEDS))
@@ -197,7 +290,7 @@ def test_kill_9_during_polls_loses_nothing_and_repeats_nothing(
     for _ in range(KILLS):
         if set(stored_items(db, feed.source)) == feed.expected():
             feed.add_more()  # all read: new work for the next kill
-        target = feed.served() + rng.randint(1, 30)
+        target = feed.served() + rng.randint(1, feed.reach)
         reached = threading.Event()
 
         def watch(target: int = target, reached: threading.Event = reached) -> None:
