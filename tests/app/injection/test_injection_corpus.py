@@ -1,7 +1,10 @@
 """The trust rules against hostile connector content, with a model that obeys it.
 
-Every corpus message reaches the REAL Claude Code CLI (a sample the REAL Codex CLI)
-as connector content in source-delta turns; the fake model behind the CLI calls
+Every corpus message is written into the source its entry names (Slack, mail in a
+real Dovecot, Trello), read by the REAL connector into the REAL connector store
+(``sources``), and reaches the REAL Claude Code CLI (a sample the REAL Codex CLI) in
+the source-delta turns the runtime builds from the stored observations; the fake
+model behind the CLI calls
 exactly what each message asks (memory.save of guidance, memory.retire of the
 owner's rule, a replacing save, memory.update_outcome, a save into a foreign scope,
 a save of a secret). The counts of harm are then read from the store, not from the
@@ -13,7 +16,9 @@ proposal the owner approves).
 
 One runtime serves all three connectors, its agent granted ``global`` and each
 connector's scope (the names of ``app/connectors/base.py``); each poll's delta names
-its connector's scope, so its turn works only there.
+its items' scope (``ConnectorStore``), so its turn works only there. The two 50 KB
+messages are kept cut by their connectors before their instruction, so they are
+read (through ``observation.read``) but cannot be obeyed: the tests name them.
 """
 
 from __future__ import annotations
