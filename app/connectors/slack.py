@@ -38,7 +38,8 @@ never changed. When a ``message_changed`` or ``message_deleted`` event turns up 
 what a poll reads (``conversations.history`` / ``replies``) for a person's message
 written within the look-back window, it becomes a NEW item: an edit carries the new
 text and ``metadata.revises`` (the edited message's ``<channel id>/<ts>``, its
-external id); a deletion says "(deleted in Slack)" with ``metadata.deletes``. The
+external id); a deletion (or a thread parent turned into a ``tombstone``) says
+"(deleted in Slack)" with ``metadata.deletes``. The
 item read before stays as it was: only the owner purges. Edits that leave the text
 as it was (a link preview added) and changes to bots' messages are skipped, as are
 changes to messages older than the window.
@@ -389,7 +390,7 @@ class SlackConnector:
     async def _change(self, team: _Team, channel: _Channel, event: Mapping[str, Any]) -> Item:
         """A new item for an edit or deletion event (see the module docstring)."""
         event_ts = str(event["ts"])
-        if event.get("subtype") == "message_changed":
+        if event.get("subtype") == "message_changed" and not _tombstone(event):
             new: Mapping[str, Any] = event["message"]
             original = f"{channel.id}/{new['ts']}"
             edited_ts = str((new.get("edited") or {}).get("ts") or event_ts)
@@ -402,7 +403,7 @@ class SlackConnector:
                 at=ts_time(edited_ts if is_ts(edited_ts) else event_ts),
                 metadata=metadata,
             )
-        original = f"{channel.id}/{event['deleted_ts']}"
+        original = f"{channel.id}/{_changed_ts(event)}"
         previous: Mapping[str, Any] = event.get("previous_message") or {}
         user_id = str(previous.get("user") or "")
         if user_id:
@@ -668,6 +669,12 @@ def _changed_ts(event: Mapping[str, Any]) -> str | None:
             return None
         return str(deleted)
     return None
+
+
+def _tombstone(event: Mapping[str, Any]) -> bool:
+    """A deleted thread parent: Slack keeps it as a ``tombstone`` through an edit event."""
+    new = event.get("message")
+    return isinstance(new, Mapping) and new.get("subtype") == "tombstone"
 
 
 def _by_bot(message: Mapping[str, Any]) -> bool:

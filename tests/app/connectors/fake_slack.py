@@ -185,8 +185,26 @@ class FakeSlack:
 
     def delete(self, channel_id: str, ts: str) -> str:
         """Delete message ``ts``: it is gone from history and replies, which get a hidden
-        ``message_deleted`` event instead. Returns the event's ts."""
+        ``message_deleted`` event instead — unless it has replies: then, as in Slack, it
+        stays as a ``tombstone`` through a ``message_changed`` event. Returns its ts."""
         original = self._find(channel_id, ts)
+        if self.replies.get((channel_id, ts)):  # a parent with replies: a tombstone stays
+            previous = dict(original)
+            event_ts = self._ts(time.time())
+            original.update(text="This message was deleted.", subtype="tombstone", hidden=True)
+            original.pop("user", None)
+            self.messages[channel_id].append(
+                {
+                    "type": "message",
+                    "subtype": "message_changed",
+                    "hidden": True,
+                    "ts": event_ts,
+                    "channel": channel_id,
+                    "message": dict(original),
+                    "previous_message": previous,
+                }
+            )
+            return event_ts
         for kept in (self.messages[channel_id], *self.replies.values()):
             if any(m is original for m in kept):
                 kept[:] = [m for m in kept if m is not original]

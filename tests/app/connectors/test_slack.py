@@ -712,6 +712,26 @@ def test_a_deletion_after_reading_is_recorded_as_a_new_item() -> None:
     run(scenario)
 
 
+def test_a_thread_parent_deleted_as_a_tombstone_is_a_deletion() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        parent = fake.post(general, "U1", "the plan, in a thread", ago=900)
+        fake.reply(general, parent, "U2", "agreed", ago=800)
+        connector = connect(fake, ["#general"])
+        try:
+            first = await connector.poll(None, 100)
+            fake.delete(general, parent)
+            second = await connector.poll(first.cursor, 100)
+        finally:
+            await connector.aclose()
+        assert texts(first.items) == ["the plan, in a thread", "agreed"]
+        assert texts(second.items) == ["(deleted in Slack)"]
+        assert second.items[0].metadata["deletes"] == f"{general}/{parent}"
+        assert second.items[0].author == "Ana"
+
+    run(scenario)
+
+
 def test_changes_to_messages_older_than_the_window_or_by_bots_are_not_followed() -> None:
     async def scenario(fake: FakeSlack) -> None:
         general = workspace(fake)
