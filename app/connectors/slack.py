@@ -70,7 +70,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetr
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from app.connectors.base import Batch, ConnectorError, Item, Problem, listed
+from app.connectors.base import DELETES, REVISES, Batch, ConnectorError, Item, Problem, listed
 from app.connectors.slack_cursor import SlackCursor, is_ts, max_ts, ts_key, ts_of_seconds, ts_time
 from app.connectors.slack_errors import SlackRefused, WaitOutShortRateLimits, translate
 from app.connectors.slack_text import mentioned_users, render
@@ -395,7 +395,7 @@ class SlackConnector:
             original = f"{channel.id}/{new['ts']}"
             edited_ts = str((new.get("edited") or {}).get("ts") or event_ts)
             item = await self._item(team, channel, new)
-            metadata = {**item.metadata, "subtype": "message_changed", "revises": original}
+            metadata = {**item.metadata, "subtype": "message_changed", REVISES: original}
             metadata["edited_ts"] = edited_ts
             return replace(
                 item,
@@ -421,7 +421,7 @@ class SlackConnector:
                 "ts": event_ts,
                 "user_id": user_id,
                 "subtype": "message_deleted",
-                "deletes": original,
+                DELETES: original,
             },
         )
 
