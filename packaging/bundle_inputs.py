@@ -59,6 +59,38 @@ GTK_STACK = (
 )
 """Libraries only Qt's GTK 3 theme plugin needs (it is left out of the bundle)."""
 
+UNUSED_QT_PLUGIN_FOLDERS = (
+    "egldeviceintegrations",  # the eglfs platform (no window system), not bundled
+    "generic",  # evdev/tuio input, read only by eglfs and linuxfb
+    "networkinformation",  # QNetworkInformation: we use QtNetwork for a local socket only
+    "tls",  # QSslSocket: never used, Python makes our HTTPS connections
+    "xcbglintegrations",  # OpenGL on X11: the tray and dialogs draw with the raster engine
+    "wayland-graphics-integration-client",  # OpenGL/Vulkan buffers on Wayland (shm is built in)
+)
+"""Folders of Qt plugins the tray app never loads."""
+
+UNUSED_QT_PLUGINS = (
+    # Wayland shells other than xdg-shell (desktops all speak xdg-shell).
+    "wayland-shell-integration/libfullscreen-shell-v1.so",
+    "wayland-shell-integration/libivi-shell.so",
+    "wayland-shell-integration/libqt-shell.so",
+    "wayland-shell-integration/libwl-shell-plugin.so",
+    # Image formats we never read (our icons are SVG and PNG; PNG is built into QtGui).
+    "imageformats/libqtiff.so",
+    "imageformats/libqwebp.so",
+    "imageformats/libqtga.so",
+    "imageformats/libqwbmp.so",
+)
+"""Single Qt plugins the tray app never loads."""
+
+UNUSED_QT_LIBS = (
+    "libQt6EglFSDeviceIntegration.",
+    "libQt6EglFsKmsSupport.",
+    "libQt6OpenGL.",
+    "libQt6WlShellIntegration.",
+)
+"""Qt libraries needed only by the plugins above."""
+
 OTHER_QT_BINDINGS = ("PyQt5", "PyQt6", "PySide2", "shiboken2")
 """Bindings qasync probes for; none may be bundled beside PySide6."""
 
