@@ -154,6 +154,23 @@ def unused_qt_modules() -> list[str]:
     return sorted(f"PySide6.{name}" for name in names if name not in QT_MODULES_USED)
 
 
+def unused_pygments_lexers() -> list[str]:
+    """Every Pygments lexer module except the Python one and the name table.
+
+    rich's tracebacks ask for the Python lexer by name; Pygments imports a lexer
+    module only when its language is asked for."""
+    import pkgutil
+
+    import pygments.lexers
+
+    keep = {"_mapping", "python"}
+    return [
+        f"pygments.lexers.{module.name}"
+        for module in pkgutil.iter_modules(pygments.lexers.__path__)
+        if module.name not in keep
+    ]
+
+
 def unused_qt_files(modules: list[str]) -> list[Path]:
     """The venv's files of the left-out modules: their binding and their Qt library."""
     import PySide6
