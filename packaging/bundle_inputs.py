@@ -188,20 +188,16 @@ def unused_qt_files(modules: list[str]) -> list[Path]:
 
 def strip_symbols(bundle: Path) -> list[Path]:
     """``strip --strip-unneeded`` every shared library in ``bundle`` that carries a symbol
-    table or debug sections, except those auditwheel patched (vendored into a ``*.libs``
-    folder, or pointing at one by RUNPATH): patchelf-ed files come out of ``strip``
-    unloadable ("ELF load command address/offset not page-aligned"), which is why the
-    spec does not use PyInstaller's own strip. Returns the stripped files."""
+    table or debug sections, except the libraries auditwheel vendored into a ``*.libs``
+    folder: patchelf renamed those, and they come out of ``strip`` unloadable ("ELF load
+    command address/offset not page-aligned"; seen with numpy's OpenBLAS), which is why
+    the spec does not use PyInstaller's own strip. The extension modules that merely
+    point at such a folder by RUNPATH (numpy's) strip cleanly. Returns the stripped files."""
     stripped: list[Path] = []
     for path in sorted(bundle.rglob("*.so*")):
         if path.is_symlink() or not path.is_file():
             continue
         if any(part.endswith(".libs") for part in path.relative_to(bundle).parts):
-            continue
-        dynamic = subprocess.run(
-            ["readelf", "-d", "-W", str(path)], capture_output=True, text=True, check=False
-        ).stdout
-        if ".libs" in dynamic:
             continue
         sections = subprocess.run(
             ["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=False
