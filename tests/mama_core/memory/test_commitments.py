@@ -337,3 +337,15 @@ def _save_input(summary: str, due: datetime) -> Any:
     from mama_core.memory.inputs import SaveInput
 
     return parse_input(SaveInput, kind="commitment", summary=summary, commitment={"due": due})
+
+
+def test_the_export_carries_the_terms(engine: Engine) -> None:
+    from mama_core.export import export_rows
+
+    target = commit(engine, "Return the drill", owed_to="Sam", due=DUE)["judgment_id"]
+    reader = engine.store.new_connection()
+    try:
+        rows = [r["row"] for r in export_rows(reader) if r["table"] == "commitment_terms"]
+    finally:
+        reader.close()
+    assert [(r["judgment_id"], r["owed_to"], r["state"]) for r in rows] == [(target, "Sam", "open")]
