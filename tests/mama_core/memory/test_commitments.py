@@ -349,3 +349,40 @@ def test_the_export_carries_the_terms(engine: Engine) -> None:
     finally:
         reader.close()
     assert [(r["judgment_id"], r["owed_to"], r["state"]) for r in rows] == [(target, "Sam", "open")]
+
+
+@pytest.mark.parametrize("session", NON_OWNER_TURNS, ids=NON_OWNER_IDS)
+def test_a_non_owner_turn_cannot_close_one_by_retiring_or_replacing_it(
+    engine: Engine, session: SessionFacts
+) -> None:
+    grant = agent_grant()
+    # Owed to the owner and found by the same kind of turn: not the owner's own record.
+    target = commit(
+        engine, "Dana sends the figures", session, grant, owed_by="Dana", owed_to="owner"
+    )
+    assert target["status"] == "active"
+    with pytest.raises(OwnerTurnRequiredError):
+        engine.dispatch(
+            "memory.retire", {"id": target["judgment_id"], "reason": "done"}, session, grant
+        )
+    for kind in ("fact", "commitment"):
+        revision = engine.dispatch(
+            "memory.save",
+            {
+                "kind": kind,
+                "summary": f"Figures arrived ({kind})",
+                "replaces": [target["judgment_id"]],
+            },
+            session,
+            grant,
+        )
+        assert revision["status"] == "proposed"
+    assert [c["id"] for c in listed(engine, include_proposed=False)] == [target["judgment_id"]]
+    # Positive controls: the same turn retires a fact it recorded; an agent answering the
+    # owner retires the commitment.
+    fact = engine.dispatch("memory.save", {"kind": "fact", "summary": "x"}, session, grant)
+    engine.dispatch("memory.retire", {"id": fact["judgment_id"], "reason": "moot"}, session, grant)
+    engine.dispatch(
+        "memory.retire", {"id": target["judgment_id"], "reason": "arrived"}, AGENT, grant
+    )
+    assert listed(engine, include_proposed=False) == []
