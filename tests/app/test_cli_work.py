@@ -38,6 +38,10 @@ def test_a_commitment_is_listed_moved_done_and_dropped(
     done = mama.run("work", "done", str(deck), "--reason", "sent it")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"done #{deck} (now #")
+    shown = mama.run("show", done.stdout.split("(now #")[1].split(")")[0])
+    assert "  commitment: done, owner -> -, 2026-12-05T16:00:00.000000Z (Europe/Berlin)" in (
+        shown.stdout
+    )
     dropped = mama.json("work", "drop", str(memo), "--reason", "not needed")
     assert dropped["state"] == "dropped" and dropped["replaces"] == memo
     assert mama.json("work", "list")["commitments"] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
@@ -16,7 +17,7 @@ from mama_core.memory.lifecycle import FROM_SAVE
 from mama_core.memory.proposed_changes import pending_for
 from mama_core.memory.records import full_dict, load_visible, summary_dict
 from mama_core.memory.scopes import scope_filter
-from mama_core.model import Judgment
+from mama_core.model import Judgment, Kind
 from mama_core.scope_bindings import scopes_of
 from mama_core.store.connection import Connection
 
@@ -40,9 +41,13 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     record["pending_change"] = (
         None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
     )
+    past = history(conn, judgment, call.grant)
+    if judgment.kind == Kind.COMMITMENT:  # who owes whom by when, at each step
+        for entry in (record, *past):
+            entry["commitment"] = terms_dict(conn, int(entry["id"]))
     return {
         "record": record,
-        "history": history(conn, judgment, call.grant),
+        "history": past,
         "events": events_touching(conn, judgment.id, call.grant),
     }
 

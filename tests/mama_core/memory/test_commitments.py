@@ -239,6 +239,14 @@ def test_a_commitments_life_is_one_event_per_step_and_verifies(engine: Engine) -
         for i in (first, second, third)
     ]
     assert statuses == ["superseded", "superseded", "active"]
+    read = engine.dispatch("memory.read", {"id": third}, OWNER, OWNER_GRANT)
+    assert read["record"]["commitment"]["state"] == "done"
+    assert [
+        (h["id"], h["commitment"]["state"], h["commitment"]["due_at"]) for h in read["history"]
+    ] == [
+        (second, "open", "2026-12-08T14:00:00.000000Z"),
+        (first, "open", "2026-12-05T16:00:00.000000Z"),
+    ]
     actions = [
         r[0]
         for r in engine.store.conn.execute(
