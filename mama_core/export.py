@@ -25,6 +25,8 @@ EXPORTED_TABLES = (
     "checkpoints",
     "observations",
     "change_proposals",
+    "commitment_terms",
+    "commitment_sources",
 )
 _SKIPPED_COLUMNS = {"tombstones": {"vector"}}
 

@@ -22,6 +22,7 @@ from app.cli.memory import COMMANDS as MEMORY_COMMANDS
 from app.cli.observations import COMMANDS as FORGET_COMMANDS
 from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
 from app.cli.tombstones import tombstones
+from app.cli.work import work
 from app.logs import setup_file_logging
 from app.paths import resolve_paths
 from mama_core.errors import MamaError
@@ -73,6 +74,7 @@ cli.add_command(mcp)
 cli.add_command(hook)
 cli.add_command(tombstones)
 cli.add_command(connectors)
+cli.add_command(work)
 for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:

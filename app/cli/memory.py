@@ -146,6 +146,16 @@ def _record_text(record: dict[str, Any]) -> str:
     if record.get("steps"):
         lines.extend(f"  step {i}: {show(s)}" for i, s in enumerate(record["steps"], start=1))
     lines.append(f"  scopes: {show(', '.join(record.get('scopes', [])))}")
+    terms = record.get("commitment")
+    if terms:
+        due = terms["due_at"] or "no due"
+        zone = f" ({terms['due_tz']})" if terms.get("due_tz") else ""
+        lines.append(
+            show(
+                f"  commitment: {terms['state']}, {terms['owed_by']} -> "
+                f"{terms['owed_to'] or '-'}, {due}{zone}"
+            )
+        )
     if record.get("provenance"):
         lines.append(f"  provenance: {show(json.dumps(record['provenance'], sort_keys=True))}")
     change = record.get("pending_change")

@@ -70,6 +70,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     catalog_tool(CATALOG, "memory.retire", name="retire"),
     catalog_tool(CATALOG, "memory.link", name="link"),
     catalog_tool(CATALOG, "memory.timeline", name="timeline"),
+    # Commitments are listed here; closing or moving one is the owner's word, which an
+    # MCP turn never is (commitment.close/reschedule would refuse owner_turn_required).
+    catalog_tool(CATALOG, "commitment.list", name="commitments"),
     catalog_tool(CATALOG, "checkpoint.save", name="checkpoint_save"),
     catalog_tool(
         CATALOG,

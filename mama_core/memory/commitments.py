@@ -64,14 +64,20 @@ def terms_of_input(inp: CommitmentTerms | None) -> Terms:
     return Terms(inp.owed_by, inp.owed_to, due_at, due_tz, OPEN, tuple(inp.source_observations))
 
 
-def landing_status(session: SessionFacts, terms: Terms, replaces_owner_record: bool) -> Status:
-    """Where a new commitment lands (see the module's docstring)."""
+def landing_status(
+    session: SessionFacts, terms: Terms, replaces_owner_record: bool, replaces_any: bool
+) -> Status:
+    """Where a new commitment lands (see the module's docstring). A revision of another
+    record from a turn the owner did not start is only proposed: taking the place of an
+    open commitment would close or move it, which is the owner's word."""
     if session.acts_as_owner:
         return Status.ACTIVE
     if replaces_owner_record:
         return Status.PROPOSED
     if session.is_owner_turn:
         return Status.ACTIVE
+    if replaces_any:
+        return Status.PROPOSED
     owed_to_owner = terms.owed_to == OWNER_PARTY and terms.owed_by != OWNER_PARTY
     return Status.ACTIVE if owed_to_owner else Status.PROPOSED
 
@@ -133,8 +139,11 @@ def load_terms(conn: Connection, judgment_id: int) -> Terms | None:
     )
 
 
-def terms_dict(terms: Terms) -> dict[str, Any]:
-    """A record's terms as read results carry them (``memory.read``'s ``commitment``)."""
+def terms_dict(conn: Connection, judgment_id: int) -> dict[str, Any] | None:
+    """A commitment record's terms as readers see them (None: not a commitment's)."""
+    terms = load_terms(conn, judgment_id)
+    if terms is None:
+        return None
     return {
         "owed_by": terms.owed_by,
         "owed_to": terms.owed_to,

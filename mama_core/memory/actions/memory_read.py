@@ -1,12 +1,12 @@
-"""memory.read: one judgment with provenance, outcome, a commitment's terms, a change
-waiting for the owner's review, its replaced predecessors (labelled, under the same scope
+"""memory.read: one judgment with provenance, outcome, a change waiting for the
+owner's review, its replaced predecessors (labelled, under the same scope
 predicate) and the events that touched it (redacted to the caller's scopes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory.commitments import load_terms, terms_dict
+from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
@@ -41,12 +41,13 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     record["pending_change"] = (
         None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
     )
-    terms = load_terms(conn, judgment.id) if judgment.kind == Kind.COMMITMENT else None
-    if terms is not None:
-        record["commitment"] = terms_dict(terms)
+    past = history(conn, judgment, call.grant)
+    if judgment.kind == Kind.COMMITMENT:  # who owes whom by when, at each step
+        for entry in (record, *past):
+            entry["commitment"] = terms_dict(conn, int(entry["id"]))
     return {
         "record": record,
-        "history": history(conn, judgment, call.grant),
+        "history": past,
         "events": events_touching(conn, judgment.id, call.grant),
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory import ownership, proposed_changes
+from mama_core.memory import commitments, ownership, proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
@@ -19,7 +19,7 @@ from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable
 from mama_core.memory.tombstones import create_tombstone
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import RetireStatus
+from mama_core.model import Kind, RetireStatus
 from mama_core.scope_bindings import scopes_of
 
 
@@ -36,6 +36,8 @@ def retire_command(call: Call[RetireInput], env: Env) -> Command:
 
     def apply(tx: Tx) -> Applied:
         target = load_visible(tx.conn, inp.id, tx.grant)
+        if target.kind == Kind.COMMITMENT:  # retiring one would close it: the owner's word
+            commitments.require_owner_turn(tx.session, call.spec.name)
         require_status(target, ("active",), "retiring it")
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
         successor = None if inp.by is None else load_visible(tx.conn, inp.by, tx.grant)

@@ -24,7 +24,7 @@ from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import Kind, content_fields, embedding_text
+from mama_core.model import Kind, Status, content_fields, embedding_text
 from mama_core.scope_bindings import bind_scopes, scopes_of
 
 
@@ -74,9 +74,11 @@ def _apply_save(
         terms = commitments.terms_of_input(inp.commitment)
         for observation_id in terms.sources:  # not_found unless the caller sees it
             load_observation(tx.conn, observation_id, tx.grant)
-        status = commitments.landing_status(session, terms, proposes)
+        status = commitments.landing_status(session, terms, proposes, bool(predecessors))
     else:
         status = initial_status(session, inp.kind, proposes)
+    if not session.is_owner_turn and any(p.kind == Kind.COMMITMENT for p in predecessors):
+        status = Status.PROPOSED  # taking an open commitment's place would close it
     involvement = involvement_of(session)
     refuse_if_tombstoned(
         tx.conn,

@@ -31,6 +31,7 @@ async def test_tools_are_the_catalog_actions_with_their_schemas(
         "retire",
         "link",
         "timeline",
+        "commitments",
         "checkpoint_save",
         "checkpoint_load",
     }
@@ -254,3 +255,26 @@ async def test_unknown_tool_is_an_error_result(engine: Engine, alpha: ProjectBin
         still_fine = structured(await client.call_tool("checkpoint_load", {}))
     assert error_code(unknown) == "unknown_action"
     assert still_fine == {"checkpoint": None}
+
+
+async def test_commitments_are_saved_proposed_and_listed_but_not_closed_over_mcp(
+    engine: Engine, alpha: ProjectBinding
+) -> None:
+    owed = {"kind": "commitment", "summary": "Review the storage PR"}
+    owed_to_owner = {
+        "kind": "commitment",
+        "summary": "Dana sends the schema",
+        "commitment": {"owed_by": "Dana", "owed_to": "owner", "due": "2026-12-05T17:00:00Z"},
+    }
+    async with mcp_client(engine, alpha) as client:
+        mine = structured(await client.call_tool("save", owed))
+        theirs = structured(await client.call_tool("save", owed_to_owner))
+        listed = structured(await client.call_tool("commitments", {}))
+        close = await client.call_tool("commitment.close", {"id": theirs["judgment_id"]})
+    assert mine["status"] == "proposed" and theirs["status"] == "active"
+    assert [(c["id"], c["status"]) for c in listed["commitments"]] == [
+        (theirs["judgment_id"], "active"),
+        (mine["judgment_id"], "proposed"),
+    ]
+    assert listed["commitments"][0]["scopes"] == ["project:alpha"]
+    assert error_code(close) == "unknown_action"  # not offered over MCP

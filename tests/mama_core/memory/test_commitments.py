@@ -239,6 +239,14 @@ def test_a_commitments_life_is_one_event_per_step_and_verifies(engine: Engine) -
         for i in (first, second, third)
     ]
     assert statuses == ["superseded", "superseded", "active"]
+    read = engine.dispatch("memory.read", {"id": third}, OWNER, OWNER_GRANT)
+    assert read["record"]["commitment"]["state"] == "done"
+    assert [
+        (h["id"], h["commitment"]["state"], h["commitment"]["due_at"]) for h in read["history"]
+    ] == [
+        (second, "open", "2026-12-08T14:00:00.000000Z"),
+        (first, "open", "2026-12-05T16:00:00.000000Z"),
+    ]
     actions = [
         r[0]
         for r in engine.store.conn.execute(
@@ -337,3 +345,52 @@ def _save_input(summary: str, due: datetime) -> Any:
     from mama_core.memory.inputs import SaveInput
 
     return parse_input(SaveInput, kind="commitment", summary=summary, commitment={"due": due})
+
+
+def test_the_export_carries_the_terms(engine: Engine) -> None:
+    from mama_core.export import export_rows
+
+    target = commit(engine, "Return the drill", owed_to="Sam", due=DUE)["judgment_id"]
+    reader = engine.store.new_connection()
+    try:
+        rows = [r["row"] for r in export_rows(reader) if r["table"] == "commitment_terms"]
+    finally:
+        reader.close()
+    assert [(r["judgment_id"], r["owed_to"], r["state"]) for r in rows] == [(target, "Sam", "open")]
+
+
+@pytest.mark.parametrize("session", NON_OWNER_TURNS, ids=NON_OWNER_IDS)
+def test_a_non_owner_turn_cannot_close_one_by_retiring_or_replacing_it(
+    engine: Engine, session: SessionFacts
+) -> None:
+    grant = agent_grant()
+    # Owed to the owner and found by the same kind of turn: not the owner's own record.
+    target = commit(
+        engine, "Dana sends the figures", session, grant, owed_by="Dana", owed_to="owner"
+    )
+    assert target["status"] == "active"
+    with pytest.raises(OwnerTurnRequiredError):
+        engine.dispatch(
+            "memory.retire", {"id": target["judgment_id"], "reason": "done"}, session, grant
+        )
+    for kind in ("fact", "commitment"):
+        revision = engine.dispatch(
+            "memory.save",
+            {
+                "kind": kind,
+                "summary": f"Figures arrived ({kind})",
+                "replaces": [target["judgment_id"]],
+            },
+            session,
+            grant,
+        )
+        assert revision["status"] == "proposed"
+    assert [c["id"] for c in listed(engine, include_proposed=False)] == [target["judgment_id"]]
+    # Positive controls: the same turn retires a fact it recorded; an agent answering the
+    # owner retires the commitment.
+    fact = engine.dispatch("memory.save", {"kind": "fact", "summary": "x"}, session, grant)
+    engine.dispatch("memory.retire", {"id": fact["judgment_id"], "reason": "moot"}, session, grant)
+    engine.dispatch(
+        "memory.retire", {"id": target["judgment_id"], "reason": "arrived"}, AGENT, grant
+    )
+    assert listed(engine, include_proposed=False) == []
