@@ -86,8 +86,14 @@ class HostStatus:
 
     @property
     def problem(self) -> str | None:
-        """What keeps the agent or Telegram from working, for the tray's trouble state."""
-        return self.backend_problem or self.telegram_problem
+        """What keeps the agent, Telegram or a source from working, for the tray's trouble
+        state. A connector counts only when the owner must act (``blocked``): one that is
+        retrying after a network error mends itself and only shows in the status line."""
+        blocked = next((h for h in self.connectors if h.state == "blocked"), None)
+        source = None
+        if blocked is not None:
+            source = f"The source {blocked.name} needs you: {blocked.last_error}"
+        return self.backend_problem or self.telegram_problem or source
 
 
 class RuntimeHost:
@@ -122,6 +128,9 @@ class RuntimeHost:
         """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
         self.pause_listeners: list[Callable[[bool], None]] = []
         """Called with True/False when the agent pauses or resumes, from here or elsewhere."""
+        self.connector_listeners: list[Callable[[str], None]] = []
+        """Called with a connector's name when its health changed (items stored, a failure,
+        a recovery), so the tray's status line follows the sources between turns."""
 
     async def start(self) -> None:
         """Take the lock, then start the runtime and (with a token) the gateway."""
@@ -169,6 +178,7 @@ class RuntimeHost:
             self._current_connectors,
             runtime.run_db,
             on_stored=lambda _stored: runtime.wake(),
+            on_health=self._connector_changed,
             clock=runtime.clock,
             watch_settings=True,
         )
@@ -182,6 +192,10 @@ class RuntimeHost:
             await self.gateway.start()
         else:
             log.warning("no Telegram bot token: messages wait in the mailbox")
+
+    def _connector_changed(self, name: str) -> None:
+        for listener in self.connector_listeners:
+            listener(name)
 
     async def stop(self) -> None:
         """No new updates, then finish the turn's bookkeeping and any send in flight,

@@ -27,6 +27,8 @@ class Kind(StrEnum):
     WORKFLOW = "workflow"
     TASK = "task"
     SCHEDULE = "schedule"
+    COMMITMENT = "commitment"
+    """Who owes what to whom by when; its terms live beside it (``commitments``)."""
 
 
 GUIDANCE_KINDS: frozenset[Kind] = frozenset(

@@ -4,7 +4,8 @@ Pause/Resume and Telegram pairing.
 
 ``AgentControl`` owns the one ``RuntimeHost`` of the desktop app. It learns
 what changed from the runtime's listeners and the gateway, never by polling,
-and refreshes the status line when the menu opens and after each turn. While
+and refreshes the status line when the menu opens, after each turn and when a
+source's health changes (new items, a failure, a recovery). While
 another process (``mama daemon``, another tray) runs the agent, it follows that
 process's runtime lock — a file lock has no change signal, so it asks every
 few seconds — and starts the agent here once the lock is released.
@@ -94,6 +95,7 @@ class AgentControl(QtCore.QObject):
         host.working_listeners.append(self.tray.set_working)
         host.working_listeners.append(self._turn_ended)
         host.pause_listeners.append(lambda _paused: self._status_soon())
+        host.connector_listeners.append(lambda _name: self._status_soon())
         self.tray.set_trouble(None)
         try:
             await host.start()

@@ -79,6 +79,7 @@ class ConnectorScheduler:
         run_db: RunDb,
         *,
         on_stored: Callable[[Stored], None] = lambda _s: None,
+        on_health: Callable[[str], None] = lambda _n: None,
         secret_for: Callable[[str], SecretLookup] = secrets_of,
         clock: Clock | None = None,
         wait: Wait | None = None,
@@ -90,6 +91,10 @@ class ConnectorScheduler:
         self.configs = configs
         self.run_db = run_db
         self.on_stored = on_stored
+        self.on_health = on_health
+        """Called with a connector's name when its health changed as the owner sees it:
+        new items stored, a failure, or the first good poll after failures."""
+        self._troubled: set[str] = set()
         self.secret_for = secret_for
         self.clock: Clock = clock or SystemClock()
         self.settings = settings or PollSettings()
@@ -192,6 +197,9 @@ class ConnectorScheduler:
             return await self._failed(config, exc, fingerprint)
         if stored.input_id is not None:
             self.on_stored(stored)
+        if stored.input_id is not None or config.name in self._troubled:
+            self._troubled.discard(config.name)
+            self._health_changed(config.name)
         return 0.0 if more else config.interval_s
 
     async def poll_once(self, config: ConnectorConfig, connector: Connector) -> tuple[Stored, bool]:
@@ -217,6 +225,15 @@ class ConnectorScheduler:
         self, config: ConnectorConfig, exc: ConnectorError, fingerprint: str
     ) -> float:
         message = str(exc).splitlines()[0] if str(exc) else exc.problem.value
+        delay = await self._record(config, exc, message, fingerprint)
+        self._troubled.add(config.name)
+        self._health_changed(config.name)
+        return delay
+
+    async def _record(
+        self, config: ConnectorConfig, exc: ConnectorError, message: str, fingerprint: str
+    ) -> float:
+        """Store the failure in the connector's health; the seconds to wait."""
         if exc.owner_must_act:
             log.warning("connector %s needs the owner: %s", config.name, message)
             await self.run_db(
@@ -241,6 +258,13 @@ class ConnectorScheduler:
         )
         log.info("connector %s failed (%s); next try in %.0f s", config.name, message, delay)
         return delay
+
+    def _health_changed(self, name: str) -> None:
+        """Tell the listener; its failure is logged, never stops the polling."""
+        try:
+            self.on_health(name)
+        except Exception:
+            log.exception("connector health listener failed for %s", name)
 
     async def _sleep(self, seconds: float) -> None:
         if self._wait is not None:

@@ -113,6 +113,16 @@ CHAINED: tuple[ChainedTable, ...] = (
         ("event_id", "resolved_event_id"),
     ),
     ChainedTable(
+        "commitment_terms",
+        "CAST(t.judgment_id AS TEXT)",
+        "t.judgment_id, t.owed_by, t.owed_to, t.due_at, t.due_tz, t.state, t.event_id, "
+        "t.erased_at, (SELECT json_group_array(observation_id) FROM (SELECT observation_id "
+        "FROM commitment_sources x WHERE x.judgment_id = t.judgment_id "
+        "ORDER BY observation_id))",
+        _BY_ID.format(col="judgment_id"),
+        ("event_id",),
+    ),
+    ChainedTable(
         "event_texts",
         "t.event_id || ':' || t.field",
         "t.event_id, t.field, t.text, t.erased_at",
@@ -154,8 +164,9 @@ SEALED: tuple[SealedTable, ...] = (
     ),
 )
 
-COVERED_BY_ROWS = frozenset({"tombstone_scopes", "scopes"})
-"""Tables whose rows enter the digests of others (scope names, tombstone scopes)."""
+COVERED_BY_ROWS = frozenset({"tombstone_scopes", "scopes", "commitment_sources"})
+"""Tables whose rows enter the digests of others (scope names, tombstone scopes, a
+commitment's source observations)."""
 
 DERIVED = frozenset({"judgments_fts", "judgments_trigram"})
 """Indexes rebuilt from ``judgments``; FTS5's integrity-check compares them."""

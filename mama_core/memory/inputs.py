@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -84,6 +85,49 @@ class MutationInput(ActionInput):
     command_id: CommandId | None = None
 
 
+OWNER_PARTY = "owner"
+"""How a commitment names the owner as the one who owes, or is owed."""
+
+
+def _party(name: str) -> str:
+    return OWNER_PARTY if name.casefold() == OWNER_PARTY else name
+
+
+Party = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, max_length=200),
+    AfterValidator(_party),
+]
+"""``owner`` (any case) or a person's name."""
+
+Due = Annotated[
+    AwareDatetime,
+    Field(description="When it is due, with its timezone (e.g. 2026-12-05T17:00:00+01:00)."),
+]
+"""A due time: an aware datetime; a naive one is refused (whose 17:00 would it be?)."""
+
+
+class CommitmentTerms(ActionInput):
+    """The terms of a commitment saved with memory.save (kind ``commitment``)."""
+
+    owed_by: Party = Field(
+        OWNER_PARTY, min_length=1, description="Who owes it: 'owner' or a person's name."
+    )
+    owed_to: Party = Field("", description="To whom: 'owner', a person's name, or empty.")
+    due: Due | None = None
+    source_observations: list[StoreId] = Field(
+        default_factory=list[int],
+        max_length=50,
+        description="Ids of the observations it was found in (obs:12 -> 12).",
+    )
+
+    @model_validator(mode="after")
+    def _distinct_sources(self) -> CommitmentTerms:
+        if len(set(self.source_observations)) != len(self.source_observations):
+            raise ValueError("source_observations lists an id twice")
+        return self
+
+
 class SaveInput(MutationInput):
     """memory.save: record a judgment (or revise others with ``replaces``)."""
 
@@ -109,9 +153,14 @@ class SaveInput(MutationInput):
         max_length=50,
         description="Ids of judgments this one supersedes.",
     )
+    commitment: CommitmentTerms | None = Field(
+        None, description="For kind commitment: who owes it to whom, by when, found where."
+    )
 
     @model_validator(mode="after")
     def _guidance_shape(self) -> SaveInput:
+        if self.commitment is not None and self.kind is not Kind.COMMITMENT:
+            raise ValueError("commitment terms belong to kind commitment only")
         if self.kind in GUIDANCE_KINDS and not self.applies_when:
             raise ValueError(f"a {self.kind.value} needs applies_when (when does it apply?)")
         if self.kind is Kind.WORKFLOW and not self.steps:
@@ -349,3 +398,33 @@ class ObservationInput(MutationInput):
     author: Annotated[str, StringConstraints(max_length=500)] = ""
     text: Annotated[str, StringConstraints(max_length=200000)]
     received_at: Moment | None = None
+
+
+class CommitmentCloseInput(MutationInput):
+    """commitment.close: mark an open commitment done or dropped."""
+
+    id: RecordId
+    outcome: Literal["done", "dropped"] = Field(description="done, or dropped (needs a reason).")
+    reason: Reason | None = Field(None, description="Why (required to drop).")
+
+    @model_validator(mode="after")
+    def _drop_needs_reason(self) -> CommitmentCloseInput:
+        if self.outcome == "dropped" and self.reason is None:
+            raise ValueError("dropping a commitment needs a reason")
+        return self
+
+
+class CommitmentRescheduleInput(MutationInput):
+    """commitment.reschedule: give an open commitment a new due time (or none)."""
+
+    id: RecordId
+    due: Due | None = Field(description="The new due time with its timezone, or null for none.")
+    reason: Reason | None = Field(None, description="Why it moved.")
+
+
+class CommitmentListInput(ActionInput):
+    """commitment.list: the commitments in your scopes, by due time."""
+
+    include_proposed: bool = Field(True, description="Also those waiting for the owner.")
+    state: Literal["open", "done", "dropped"] = Field("open", description="Which ones.")
+    limit: int = Field(200, ge=1, le=1000, description="At most this many.")

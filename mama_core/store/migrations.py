@@ -59,19 +59,28 @@ def schema_version(conn: Connection) -> int:
 
 
 def apply_migrations(conn: Connection, migrations: list[Migration]) -> list[int]:
-    """Apply the migrations newer than the store's version; return those applied."""
+    """Apply the migrations newer than the store's version; return those applied.
+
+    Each runs as SQLite documents for schema changes it cannot make with ``ALTER
+    TABLE`` (https://www.sqlite.org/lang_altertable.html, "Making Other Kinds Of
+    Table Schema Changes"): foreign keys off outside the transaction (a table can then
+    be rebuilt and renamed without its children's rows being checked against the
+    dropped original), ``PRAGMA foreign_key_check`` before the commit (a migration
+    that broke a reference is rolled back), and foreign keys on again afterwards.
+    """
     applied: list[int] = []
     for migration in migrations:
         if migration.version <= schema_version(conn):
             continue
-        script = (
-            "BEGIN IMMEDIATE;\n"
-            f"{migration.sql}\n;\n"
-            f"PRAGMA user_version = {migration.version};\n"
-            "COMMIT;"
-        )
+        script = f"BEGIN IMMEDIATE;\n{migration.sql}\n;\nPRAGMA user_version = {migration.version};"
+        conn.execute("PRAGMA foreign_keys = OFF")
         try:
             conn.executescript(script)
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                tables = sorted({str(row[0]) for row in broken})
+                raise MigrationError(f"it left rows in {', '.join(tables)} pointing at nothing")
+            conn.execute("COMMIT")
         except Exception as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -80,6 +89,8 @@ def apply_migrations(conn: Connection, migrations: list[Migration]) -> list[int]
                 f"({migration.name}) failed: {exc}; the store was left at version "
                 f"{schema_version(conn)} and a copy was kept beside it."
             ) from exc
+        finally:
+            conn.execute("PRAGMA foreign_keys = ON")
         applied.append(migration.version)
     return applied
 

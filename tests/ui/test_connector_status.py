@@ -9,7 +9,9 @@ from app.host import HostStatus
 from ui.agent_control import status_line
 
 
-def health(name: str, state: str, items: int = 0, code: str | None = None) -> Health:
+def health(
+    name: str, state: str, items: int = 0, code: str | None = None, error: str | None = None
+) -> Health:
     return Health(
         name=name,
         kind="trello",
@@ -20,7 +22,7 @@ def health(name: str, state: str, items: int = 0, code: str | None = None) -> He
         items_stored=items,
         failures=0,
         last_error_code=code,
-        last_error=None,
+        last_error=error,
         next_poll_at=None,
         blocked_settings=None,
     )
@@ -43,3 +45,34 @@ def test_the_status_line_shows_connectors_problems_first() -> None:
     assert status_line(status).endswith(
         " · Sources: ops needs you (invalid_auth), roadmap 120 items, old paused"
     )
+
+
+def test_a_source_the_owner_must_fix_is_trouble_one_that_retries_is_not() -> None:
+    retrying = HostStatus(
+        backend="command",
+        telegram="off (no bot token)",
+        owner=None,
+        paused=False,
+        connectors=(health("roadmap", "failing", code="unavailable", error="Trello 502"),),
+    )
+    assert retrying.problem is None  # control: a network error mends itself
+    blocked = HostStatus(
+        backend="command",
+        telegram="off (no bot token)",
+        owner=None,
+        paused=False,
+        connectors=(
+            health("roadmap", "ok", 3),
+            health("ops", "blocked", code="invalid_auth", error="Slack refused the token."),
+        ),
+    )
+    assert blocked.problem == "The source ops needs you: Slack refused the token."
+    agent_first = HostStatus(
+        backend="command",
+        telegram="off (no bot token)",
+        owner=None,
+        paused=False,
+        backend_problem="Claude Code is not installed.",
+        connectors=blocked.connectors,
+    )
+    assert agent_first.problem == "Claude Code is not installed."

@@ -23,9 +23,13 @@ from mama_core.memory.actions import quotes
 from mama_core.memory.actions import tombstones
 from mama_core.memory.actions import tombstone_list
 from mama_core.memory.actions import observations
+from mama_core.memory.actions import commitment_changes
+from mama_core.memory.actions import commitment_list
 
 __all__ = [
     "checkpoints",
+    "commitment_changes",
+    "commitment_list",
     "memory_read",
     "observation_reads",
     "observations",

@@ -4,10 +4,10 @@ replaced) and/or of observations (e.g. the messages that quote it), in one trans
 The row stays with its status ``purged`` and empty text; the FTS triggers drop
 its tokens (secure-delete), its vectors are deleted, tombstones made from it
 keep their fingerprint but lose their vector, the reasons given about it
-(retire, reject, link, outcome, tombstone) are erased too, and the event keeps
-only the keyed hash (HMAC under the store secret) of what was erased, who, when
-and why. After the commit the store's backups are deleted and the WAL is
-truncated (``purge_pending``), retried until no reader blocks it.
+(retire, reject, link, outcome, tombstone) and a commitment's terms (names, due)
+are erased too, and the event keeps only the keyed hash (HMAC under the store
+secret) of what was erased, who, when and why. After the commit the store's
+backups are deleted and the WAL is truncated (``purge_pending``), retried until no reader blocks it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory import proposed_changes
+from mama_core.memory import commitments, proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import PurgeInput
@@ -25,7 +25,7 @@ from mama_core.memory.purge_pending import mark_pending, settle
 from mama_core.memory.records import load_visible, predecessors
 from mama_core.memory.tombstones import fingerprint
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import STATUSES, Judgment, Status
+from mama_core.model import STATUSES, Judgment, Kind, Status
 
 NOT_PURGED = tuple(s for s in STATUSES if s != Status.PURGED)
 
@@ -84,8 +84,13 @@ def erased_text(j: Judgment) -> dict[str, Any]:
 
 
 def erase_judgment(tx: Tx, j: Judgment) -> str:
-    """Erase one judgment's text and vectors; return the keyed hash of what was erased."""
-    digest = erased_digest(tx, erased_text(j))
+    """Erase one judgment's text and vectors (a commitment's terms too: who owes whom and
+    the due are the owner's to forget); return the keyed hash of what was erased."""
+    erased = erased_text(j)
+    terms = commitments.erase_terms(tx, j.id) if j.kind == Kind.COMMITMENT else None
+    if terms is not None:
+        erased["terms"] = terms
+    digest = erased_digest(tx, erased)
     tx.change_status(
         j.id,
         j.status,

@@ -14,7 +14,8 @@ import json
 import numpy as np
 
 from mama_core import clock
-from mama_core.memory import ownership
+from mama_core.memory import commitments, ownership
+from mama_core.memory.actions.observation_reads import load_observation
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import require_status, supersede
@@ -23,7 +24,7 @@ from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import content_fields, embedding_text
+from mama_core.model import Kind, content_fields, embedding_text
 from mama_core.scope_bindings import bind_scopes, scopes_of
 
 
@@ -32,7 +33,9 @@ from mama_core.scope_bindings import bind_scopes, scopes_of
     SaveInput,
     description=(
         "Save a judgment (decision, fact, preference, constraint, lesson, workflow, "
-        "task, schedule). Guidance you save is proposed for the owner's review."
+        "task, schedule, commitment). Guidance you save is proposed for the owner's review; "
+        "a commitment (with its terms in `commitment`) the owner owes, found outside a turn "
+        "the owner started, too."
     ),
 )
 def save_command(call: Call[SaveInput], env: Env) -> Command:
@@ -65,7 +68,15 @@ def _apply_save(
         require_status(pred, ("active", "proposed"), "replacing it")
         require_writable(tx.grant, scopes_of(tx.conn, pred.id), f"judgment {pred.id}")
     decision = ownership.decide(session, "memory.save", predecessors)
-    status = initial_status(session, inp.kind, decision is ownership.Decision.PROPOSE)
+    proposes = decision is ownership.Decision.PROPOSE
+    terms = None
+    if inp.kind is Kind.COMMITMENT:
+        terms = commitments.terms_of_input(inp.commitment)
+        for observation_id in terms.sources:  # not_found unless the caller sees it
+            load_observation(tx.conn, observation_id, tx.grant)
+        status = commitments.landing_status(session, terms, proposes)
+    else:
+        status = initial_status(session, inp.kind, proposes)
     involvement = involvement_of(session)
     refuse_if_tombstoned(
         tx.conn,
@@ -115,6 +126,8 @@ def _apply_save(
     )
     judgment_id = int(cursor.lastrowid or 0)
     bind_scopes(tx.conn, judgment_id, scopes)
+    if terms is not None:
+        commitments.write_terms(tx, judgment_id, terms)
     tx.conn.execute(
         "INSERT INTO embeddings (judgment_id, model_id, dim, vector) VALUES (?, ?, ?, ?)",
         (judgment_id, env.model_id, int(vector.shape[0]), vector.astype("<f4").tobytes()),

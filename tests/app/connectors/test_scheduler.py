@@ -54,6 +54,7 @@ def run(
     clock: ManualClock,
     configs: Callable[[], tuple[ConnectorConfig, ...]],
     waits: Waits,
+    on_health: Callable[[str], None] = lambda _n: None,
 ) -> tuple[list[Stored], ConnectorStore]:
     store = ConnectorStore(db, clock)
     stored: list[Stored] = []
@@ -68,6 +69,7 @@ def run(
             configs,
             run_db,
             on_stored=stored.append,
+            on_health=on_health,
             clock=clock,
             wait=waits,
             settings=PollSettings(batch_limit=50, backoff_base_s=10, pause_check_s=5),
@@ -191,3 +193,22 @@ def test_a_disabled_or_unknown_kind_is_not_polled(app_db: RuntimeDb, clock: Manu
     assert health.last_error_code == "bad_config" and "no connector kind" in (
         health.last_error or ""
     )
+
+
+def test_the_health_listener_hears_new_items_failures_and_the_recovery_not_quiet_polls(
+    app_db: RuntimeDb, clock: ManualClock
+) -> None:
+    scripted.SCRIPTS["feed"] = [
+        batch(item(1)),  # new items: the tray's count changes
+        batch(),  # a quiet poll: nothing to tell
+        ConnectorError(Problem.UNAVAILABLE, "Trello is having trouble (502)."),
+        batch(),  # quiet, but it mended: the tray must drop "retrying"
+        batch(),  # quiet again: nothing to tell
+    ]
+    heard: list[tuple[str, int]] = []  # (name, polls finished before)
+    waits = Waits(stop_after=5)
+    run(app_db, clock, lambda: (config(),), waits, lambda n: heard.append((n, len(waits.delays))))
+    assert len(scripted.POLLS["feed"]) == 5
+    # After poll 1 (items), poll 3 (a failure) and poll 4 (the recovery); polls 2
+    # and 5 were quiet, so the tray is not redrawn every interval.
+    assert heard == [("feed", 0), ("feed", 2), ("feed", 3)]

@@ -209,3 +209,39 @@ def test_mama_agent_pause_and_resume_are_kept_and_shown_by_doctor(
     assert "agent: command (paused); runtime not running" in mama("doctor")
     assert mama("agent", "resume").strip() == "Agent resumed; MAMA will start that way."
     assert "agent: command; runtime not running" in mama("doctor")
+
+
+def test_a_source_that_needs_the_owner_reaches_the_listeners_and_the_status(
+    tmp_path: Path, engine: Engine, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.connectors import kinds
+    from app.connectors.base import ConnectorError, Problem
+    from app.settings import ConnectorConfig
+    from tests.app.connectors import scripted
+
+    monkeypatch.setitem(kinds.KINDS, "scripted", "tests.app.connectors.scripted")
+    monkeypatch.setitem(
+        scripted.SCRIPTS, "ops", [ConnectorError(Problem.AUTH, "Slack refused the token.")]
+    )
+    monkeypatch.setitem(scripted.SCRIPTS, "roadmap", [])
+    feeds = tuple(
+        ConnectorConfig(name=n, kind="scripted", interval_s=3600) for n in ("roadmap", "ops")
+    )
+    paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
+
+    async def main() -> None:
+        runtime_host = RuntimeHost(paths, Settings(connectors=feeds), engine, store, token="")
+        heard = asyncio.Event()
+        runtime_host.connector_listeners.append(lambda name: name == "ops" and heard.set())
+        await runtime_host.start()
+        try:
+            await asyncio.wait_for(heard.wait(), 30)
+            status = await runtime_host.status()
+            assert status.problem == "The source ops needs you: Slack refused the token."
+            by_name = {h.name: h.state for h in status.connectors}
+            assert by_name["ops"] == "blocked"
+            assert by_name["roadmap"] in ("idle", "ok")  # control: the other source is fine
+        finally:
+            await runtime_host.stop()
+
+    asyncio.run(main())
