@@ -16,11 +16,11 @@ from pytestqt.qtbot import QtBot
 from app.connectors.base import Batch, Item
 from app.durable.connector_store import ConnectorStore
 from app.durable.schema import open_runtime_db
-from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import Store
 from tests.ui.conftest import wait_signal
 from ui.bridge import EngineBridge
-from ui.palette import DANGER
+from ui.palette import ATTENTION, DANGER
 from ui.qt import QtWidgets
 from ui.review.empty_state import EMPTY_WORK
 from ui.review.window import TAB_MESSAGES, TAB_WORK, ReviewWindow
@@ -283,6 +283,57 @@ def test_an_empty_work_tab_says_what_will_appear_there(
         await loaded
         assert len(window.work.ids()) == 1
         assert not state.shown
+
+    drive(loop, window, scenario)
+
+
+def test_a_commitment_the_agent_found_is_confirmed_before_it_can_be_closed(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, engine: Engine, store: Store
+) -> None:
+    obs = slack_message(store, "Can you send me the deck by Tuesday? — Dana")
+    scope = "channel:slack/#launch"
+    agent = SessionFacts(
+        actor_kind=ActorKind.AGENT,
+        actor_name="claude-code",
+        turn=TurnKind.SOURCE_DELTA,
+        source_refs=("slack:C1/1700000000.000100",),
+    )
+    payload = {
+        "kind": "commitment",
+        "summary": "Send Dana the deck",
+        "scopes": [scope],
+        "commitment": {"owed_to": "Dana", "source_observations": [obs]},
+    }
+    found = engine.dispatch("memory.save", payload, agent, Grant.agent((scope,)))
+    proposed = int(found["judgment_id"])
+    mine = commit(engine, "Book the room", due="2026-12-09T10:00:00Z")
+    work = window.work
+
+    async def scenario() -> None:
+        await open_work(window)
+        assert work.state_text(proposed) == "Proposed"
+        assert work.state_colour(proposed) == ATTENTION.on(work.view.palette()).lower()
+        assert work.select(proposed)
+        enabled = {name: b.isEnabled() for name, b in work.buttons.items()}
+        assert enabled == {
+            "done": False,
+            "drop": False,
+            "due": False,
+            "confirm": True,
+            "source": True,
+        }
+        assert work.select(mine)  # the control: an open one of the owner's acts at once
+        assert work.buttons["done"].isEnabled() and not work.buttons["confirm"].isEnabled()
+
+        assert work.select(proposed)
+        done = asyncio.ensure_future(wait_signal(window.action_done, 30))
+        work.buttons["confirm"].click()
+        action, _receipt = await done
+        assert action == "review.approve"
+        [row] = [c for c in listed(engine) if c["id"] == proposed]
+        assert row["status"] == "active"  # in the store, not only on screen
+        assert work.state_text(proposed) == "Open"
+        assert work.buttons["done"].isEnabled()
 
     drive(loop, window, scenario)
 

@@ -36,7 +36,14 @@ HEADERS = ("#", "Due", "What", "Who", "State")
 STATE_COLUMN = 4
 DUE_COLUMN = 1
 OWNER = "owner"
-VERBS = {"done": "Done", "dropped": "Dropped", "reschedule": "Moved"}
+VERBS = {"done": "Done", "dropped": "Dropped", "reschedule": "Moved", "confirm": "Confirmed"}
+ACTIONS = {
+    "done": "commitment.close",
+    "dropped": "commitment.close",
+    "reschedule": "commitment.reschedule",
+    "confirm": "review.approve",
+}
+"""Each Work button's catalog action (a proposed commitment is confirmed by approving it)."""
 
 Clock = Callable[[], datetime]
 
@@ -226,6 +233,7 @@ class WorkPanel(QtWidgets.QWidget):
                 ("done", "&Done…", lambda: self.start("done")),
                 ("drop", "Dro&p…", lambda: self.start("dropped")),
                 ("due", "Edit d&ue…", lambda: self.start("reschedule")),
+                ("confirm", "&Confirm", lambda: self.start("confirm")),
                 ("source", "Show &source message", self.show_source),
             )
         ):
@@ -233,7 +241,7 @@ class WorkPanel(QtWidgets.QWidget):
             button.setObjectName(f"work_{name}_button")
             button.setEnabled(False)
             button.clicked.connect(handler)
-            bar.addWidget(button, at // 2, at % 2)
+            bar.addWidget(button, at // 3, at % 3)
             self.buttons[name] = button
         side = QtWidgets.QWidget()
         side_layout = QtWidgets.QVBoxLayout(side)
@@ -360,6 +368,12 @@ class WorkPanel(QtWidgets.QWidget):
         ):
             self.buttons[name].setEnabled(acts)
             self.buttons[name].setToolTip(does if acts else why)
+        self.buttons["confirm"].setEnabled(proposed)
+        self.buttons["confirm"].setToolTip(
+            "The agent found it: confirm it as yours (Reject it in Proposed)"
+            if proposed
+            else "Only a proposed commitment needs confirming"
+        )
         sources = [] if row is None else list(row.get("source_observations") or [])
         self.buttons["source"].setEnabled(bool(sources))
         self.buttons["source"].setToolTip(
@@ -434,16 +448,19 @@ class WorkPanel(QtWidgets.QWidget):
     # --- actions ------------------------------------------------------------------------
 
     def start(self, action: str) -> None:
-        """Done (``done``), Drop (``dropped``) or Edit due (``reschedule``) on the selected."""
+        """Done (``done``), Drop (``dropped``), Edit due (``reschedule``) on the selected
+        open commitment, or Confirm (``confirm``) a proposed one."""
         row = self.current()
-        if row is None or row.get("status") == "proposed":
+        if row is None or (row.get("status") == "proposed") != (action == "confirm"):
             return
         self._tasks.spawn(self._act(action, dict(row)))
 
     async def _act(self, action: str, row: dict[str, Any]) -> None:
-        name = "commitment.reschedule" if action == "reschedule" else "commitment.close"
+        name = ACTIONS[action]
         try:
-            payload = await self._ask(action, row)
+            payload = (
+                {"id": int(row["id"])} if action == "confirm" else await self._ask(action, row)
+            )
             if payload is None:
                 return
             try:
@@ -459,6 +476,8 @@ class WorkPanel(QtWidgets.QWidget):
             await self.load()
             if action == "reschedule" and receipt.get("judgment_id") is not None:
                 self.select(int(receipt["judgment_id"]))
+            elif action == "confirm":
+                self.select(int(row["id"]))
             self.acted.emit(name, receipt)
         finally:
             self.finished.emit(name)
