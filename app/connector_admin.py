@@ -225,6 +225,35 @@ async def check_connector(config: ConnectorConfig, secret: SecretLookup | None =
         await connector.aclose()
 
 
+PICKS: dict[str, str] = {"trello": "boards", "slack": "channels"}
+"""The option each kind can offer choices for, read live from the source."""
+
+
+async def list_choices(
+    kind: str, options: Mapping[str, Any], secret: SecretLookup, name: str = "new"
+) -> list[str]:
+    """What the owner may pick for ``PICKS[kind]`` (Trello boards, Slack channels), as the
+    source lists them for these credentials; ConnectorFailedError says why not."""
+    option = PICKS.get(kind)
+    if option is None:
+        raise ConnectorKindError(f"{kind} offers nothing to pick from a list.")
+    # The picks themselves do not matter for listing; the options' checks want one.
+    from pydantic import ValidationError
+
+    picked = {**options, option: ["-"]}
+    try:
+        config = ConnectorConfig(name=name, kind=kind, options=picked)
+    except ValidationError:  # a name still being typed: list anyway
+        config = ConnectorConfig(name="new", kind=kind, options=picked)
+    connector = _build(config, secret)
+    try:
+        return [str(choice) for choice in await connector.choices()]
+    except ConnectorError as exc:
+        raise failed(name, exc) from None
+    finally:
+        await connector.aclose()
+
+
 async def poll_connector(
     config: ConnectorConfig,
     store: ConnectorStore,

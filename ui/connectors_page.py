@@ -94,6 +94,44 @@ def _problem(health: Health | None) -> str:
     return f"{health.last_error_code}: {health.last_error}"
 
 
+class PickDialog(QtWidgets.QDialog):
+    """Names read from the source, each with a tick box (the ones already typed ticked)."""
+
+    def __init__(
+        self, parent: QtWidgets.QWidget | None, title: str, choices: list[str], chosen: set[str]
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setObjectName("connector_pick_dialog")
+        layout = QtWidgets.QVBoxLayout(self)
+        self.list = QtWidgets.QListWidget()
+        self.list.setObjectName("connector_choices")
+        for choice in choices:
+            item = QtWidgets.QListWidgetItem(choice)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = choice in chosen
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            self.list.addItem(item)
+        layout.addWidget(self.list)
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.StandardButton.Ok
+            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def set_checked(self, name: str, checked: bool = True) -> None:
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            if item is not None and item.text() == name:
+                item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+
+    def checked(self) -> list[str]:
+        rows = (self.list.item(row) for row in range(self.list.count()))
+        return [i.text() for i in rows if i is not None and i.checkState() == Qt.CheckState.Checked]
+
+
 class ConnectorsPage(QtWidgets.QWidget):
     """The list of connectors with their health, and the form that adds one."""
 
@@ -101,6 +139,8 @@ class ConnectorsPage(QtWidgets.QWidget):
     """An action finished (the list and the status line are up to date)."""
     confirm_opened = Signal(object)
     """A confirmation (remove) is showing; the ``QMessageBox``."""
+    picker_opened = Signal(object)
+    """The list of boards or channels to tick is showing; the ``PickDialog``."""
 
     def __init__(
         self,
@@ -230,7 +270,21 @@ class ConnectorsPage(QtWidgets.QWidget):
             edit.setObjectName(f"connector_option_{field.key}")
             edit.setPlaceholderText(field.placeholder)
             self._option_fields[field.key] = edit
-            self.form.addRow(field.label, edit)
+            if admin.PICKS.get(kind) != field.key:
+                self.form.addRow(field.label, edit)
+                continue
+            holder = QtWidgets.QWidget()
+            row = QtWidgets.QHBoxLayout(holder)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.addWidget(edit, 1)
+            self.pick_button = QtWidgets.QPushButton("Choose…")
+            self.pick_button.setObjectName("connector_pick")
+            self.pick_button.setToolTip(
+                f"List the {field.label.lower()} these credentials can read, and tick yours"
+            )
+            self.pick_button.clicked.connect(lambda: self._spawn(self.pick_from_source()))
+            row.addWidget(self.pick_button)
+            self.form.addRow(field.label, holder)
         if kind == "mail":
             self.form.addRow("Sign-in", self.auth)
         self._secret_fields = {}
@@ -291,6 +345,50 @@ class ConnectorsPage(QtWidgets.QWidget):
         return secret_keys(kind, options)
 
     # --- actions ----------------------------------------------------------------------
+
+    async def pick_from_source(self) -> None:
+        """Ask the source what can be picked (Trello boards, Slack channels) with the
+        typed credentials, and let the owner tick them into the field."""
+        kind, name = self.kind_value(), self.name.text().strip()
+        option = admin.PICKS.get(kind)
+        if option is None:
+            return
+        try:
+            options = {k: v for k, v in self._form_options().items() if k != option}
+        except MamaError as exc:
+            self._say(exc.message, error=True)
+            self.changed.emit()
+            return
+        typed = {k: f.text() for k, f in self._secret_fields.items() if f.text()}
+
+        def secret(key: str) -> str | None:
+            from app.connectors.secrets import connector_secret
+
+            return typed.get(key) or (connector_secret(name, key) if name else None)
+
+        label = FIELDS[kind][0].label.lower() if FIELDS[kind] else option
+        self.pick_button.setEnabled(False)
+        self._say(f"Asking {dict(KINDS)[kind]} for your {label}…")
+        try:
+            choices = await admin.list_choices(kind, options, secret, name or "new")
+        except MamaError as exc:
+            self._say(exc.message, error=True)
+            self.changed.emit()
+            return
+        finally:
+            self.pick_button.setEnabled(True)
+        field = self._option_fields[option]
+        chosen = set(listed(field.text()))
+        dialog = PickDialog(self, f"Choose {label}", choices, chosen)
+        self._say(f"{len(choices)} {label} to choose from.")
+        self.picker_opened.emit(dialog)
+        accepted = await await_dialog(dialog) == QtWidgets.QDialog.DialogCode.Accepted
+        picked = dialog.checked()
+        dialog.deleteLater()
+        if accepted:
+            kept = [c for c in listed(field.text()) if c not in choices]  # typed by hand
+            field.setText(", ".join([*picked, *kept]))
+        self.changed.emit()
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.spawn(coro)

@@ -230,3 +230,57 @@ def test_the_page_waits_for_the_memory(
         assert "MAMA_CONNECTOR_NAME_TOKEN" in page.keyring_note.text()
 
     loop.run_until_complete(scenario())
+
+
+def test_boards_are_chosen_from_what_the_token_can_read(
+    paths: Paths,
+    store: Store,
+    loop: asyncio.AbstractEventLoop,
+    qtbot: Any,
+    fake: FakeTrello,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    fake.add_board("Launch")
+    archived = fake.add_board("Old plans")
+    fake.boards[archived]["closed"] = True
+    url = fake.serve()
+    paths.home.mkdir(parents=True, exist_ok=True)
+
+    async def choose(page: ConnectorsPage, tick: list[str]) -> list[str]:
+        opened = asyncio.ensure_future(wait_signal(page.picker_opened, 30))
+        done = asyncio.ensure_future(wait_signal(page.changed, 30))
+        page.pick_button.click()
+        (dialog,) = await opened
+        offered = [dialog.list.item(r).text() for r in range(dialog.list.count())]
+        for name in tick:
+            dialog.set_checked(name)
+        dialog.accept()
+        await done
+        return offered
+
+    async def scenario() -> None:
+        dialog = await settings_dialog(
+            None, Settings(), paths.home, settings_path=paths.settings, store=store
+        )
+        qtbot.addWidget(dialog)
+        page = dialog.connectors_page
+        assert page is not None
+        fill_trello(page, "work", url, "wrong-token")
+        page.option_field("boards").clear()
+        # Refused credentials: one line, and no list.
+        done = asyncio.ensure_future(wait_signal(page.changed, 30))
+        page.pick_button.click()
+        await done
+        assert page.status.text().startswith("work: invalid_auth: "), page.status.text()
+        assert page.status.property("error") is True
+        # The typed (not yet stored) credentials list the open boards; an archived one not.
+        page.secret_field("token").setText(TOKEN)
+        assert await choose(page, ["Launch"]) == ["Launch", "Roadmap"]
+        assert page.option_field("boards").text() == "Launch"
+        assert memory_keyring.secrets == {}  # listing stored nothing
+        await act(page, page.add_button)
+        saved = Settings.load(paths.settings).connector("work")
+        assert saved is not None and saved.options["boards"] == ["Launch"]
+        await page.aclose()
+
+    loop.run_until_complete(scenario())
