@@ -238,6 +238,7 @@ class ConnectorsPage(QtWidgets.QWidget):
         self.keyring_note.setWordWrap(True)
         self.keyring_note.setStyleSheet(note_style("warning"))
         layout.addWidget(box)
+        self.name.textChanged.connect(self._name_changed)
         self.kind.currentIndexChanged.connect(self._rebuild_form)
         self.auth.currentIndexChanged.connect(self._rebuild_form)
         self._rebuild_form()
@@ -299,16 +300,22 @@ class ConnectorsPage(QtWidgets.QWidget):
             self._secret_fields[key] = edit
             self.form.addRow(SECRET_LABELS.get(key, key), edit)
         if not self._keyring_ok:
-            variables = ", ".join(
-                admin.secret_variable(self.name.text().strip() or "NAME", k)
-                for k in self._secret_fields
-            )
-            self.keyring_note.setText(
-                f"No OS keyring here: set {variables} in MAMA's environment instead."
-            )
+            self._name_changed()
             self.form.addRow(self.keyring_note)
         self.form.addRow("Poll every", self.interval)
         self.form.addRow("", self.add_button)
+
+    def _name_changed(self) -> None:
+        """Without a keyring, name the variables that give this connector's secrets."""
+        if self._keyring_ok:
+            return
+        variables = ", ".join(
+            admin.secret_variable(self.name.text().strip() or "NAME", k)
+            for k in self._secret_fields
+        )
+        self.keyring_note.setText(
+            f"No OS keyring here: set {variables} in MAMA's environment instead."
+        )
 
     def kind_value(self) -> str:
         return str(self.kind.currentData())

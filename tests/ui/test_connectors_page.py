@@ -228,6 +228,8 @@ def test_the_page_waits_for_the_memory(
         page.kind.setCurrentIndex(page.kind.findData("trello"))
         assert not page.secret_field("token").isEnabled()
         assert "MAMA_CONNECTOR_NAME_TOKEN" in page.keyring_note.text()
+        page.name.setText("work-trello")
+        assert "MAMA_CONNECTOR_WORK_TRELLO_API_KEY" in page.keyring_note.text()
 
     loop.run_until_complete(scenario())
 

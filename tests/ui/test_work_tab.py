@@ -173,14 +173,19 @@ def test_open_commitments_by_due_time_with_overdue_marked_at_the_clock(
         assert work.state_text(seeded["owed"]) == "Open"  # no due time: never overdue
         row = work.model.item(2, 3)
         assert row is not None and row.text() == "Sam → you"
-        # Dec 6: the budget review (due Dec 5) is overdue too.
+        # Dec 6: the budget review (due Dec 5) is overdue too, at the next tick, and the
+        # selected row stays selected.
+        assert work.select(seeded["soon"])
         clock.now = datetime(2026, 12, 6, tzinfo=UTC)
-        work.redraw()
+        assert work.state_text(seeded["soon"]) == "Open"  # not before the tick
+        work.tick()
         assert work.state_text(seeded["soon"]) == "Overdue"
         assert work.state_colour(seeded["soon"]) == danger
+        current = work.current()
+        assert current is not None and current["id"] == seeded["soon"]
         # Nov 1: nothing is.
         clock.now = datetime(2026, 11, 1, tzinfo=UTC)
-        work.redraw()
+        work.tick()
         assert [work.state_text(i) for i in work.ids()] == ["Open", "Open", "Open"]
 
     drive(loop, window, scenario)

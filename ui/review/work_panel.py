@@ -5,8 +5,9 @@ with a reason; and the message a commitment was found in, one click away.
 Every action is an owner action through the catalog (``commitment.close``,
 ``commitment.reschedule``), as the other review buttons are: each appends a new
 record that supersedes the open one, so the list is read again afterwards.
-Whether a commitment is overdue is decided here against ``now`` (injected), so the
-mark follows the clock while the window stays open.
+Whether a commitment is overdue is decided here against ``now`` (injected), and the
+list is drawn again every minute, so the mark follows the clock while the window
+stays open.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LIST_LIMIT = 500
+TICK_MS = 60_000
+"""How often the overdue marks are brought up to the clock."""
 HEADERS = ("#", "Due", "What", "Who", "State")
 STATE_COLUMN = 4
 DUE_COLUMN = 1
@@ -212,7 +215,12 @@ class WorkPanel(QtWidgets.QWidget):
         self._clock = clock
         self._rows: list[dict[str, Any]] = []
         self._generation = 0
+        self._loading = False
+        self._again = False
         self.loaded_once = False
+        self._ticker = QtCore.QTimer(self, interval=TICK_MS)
+        self._ticker.timeout.connect(self.tick)
+        self._ticker.start()
         self.model = QtGui.QStandardItemModel(0, len(HEADERS), self)
         self.model.setHorizontalHeaderLabels(list(HEADERS))
         self.view = make_table_view(
@@ -267,10 +275,34 @@ class WorkPanel(QtWidgets.QWidget):
         return [int(row["id"]) for row in self._rows]
 
     def refresh(self) -> None:
-        """Read the list again (after a change to the memory, or when the tab opens)."""
+        """Read the list again (after a change to the memory, or when the tab opens); a
+        burst of changes while one read is running makes one more read, not one each."""
+        if self._loading:
+            self._again = True
+            return
         self._tasks.spawn(self.load())
 
+    def tick(self) -> None:
+        """Bring the overdue marks up to the clock's now, keeping the selected row."""
+        if not self.loaded_once:
+            return
+        current = self.current()
+        self.redraw()
+        if current is not None:
+            self.select(int(current["id"]))
+
     async def load(self) -> None:
+        self._loading = True
+        try:
+            while True:
+                self._again = False
+                await self._load_once()
+                if not self._again:
+                    return
+        finally:
+            self._loading = False
+
+    async def _load_once(self) -> None:
         try:
             result = await self._bridge.dispatch("commitment.list", {"limit": LIST_LIMIT})
         except MamaError as exc:
