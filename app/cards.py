@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from mama_core.memory.inputs import OWNER_PARTY
 
 _TURNS = {
     "owner_message": "while answering you",
@@ -19,6 +24,8 @@ def card_text(record: dict[str, Any]) -> str:
     proposed judgment, or a change someone proposed to one of the owner's records."""
     if record.get("status") != "proposed" and record.get("pending_change"):
         return change_card_text(record)
+    if record.get("commitment") is not None:
+        return commitment_card_text(record)
     provenance: dict[str, Any] = record.get("provenance") or {}
     who = provenance.get("actor_name") or "the agent"
     when = _TURNS.get(str(provenance.get("turn")), "")
@@ -37,6 +44,53 @@ def card_text(record: dict[str, Any]) -> str:
         f"_Proposed by {who} {when}{' in ' + scopes if scopes else ''}._".replace("  ", " ")
     )
     return "\n".join(lines)
+
+
+def commitment_card_text(record: dict[str, Any]) -> str:
+    """A commitment as the owner confirms or drops it: who owes what to whom by when,
+    and where it was found."""
+    provenance: dict[str, Any] = record.get("provenance") or {}
+    who = provenance.get("actor_name") or "the agent"
+    when = _TURNS.get(str(provenance.get("turn")), "")
+    terms: dict[str, Any] = record["commitment"]
+    if record.get("status") == "proposed":
+        lines = [f"**New commitment #{record.get('id')}** (confirm it, or drop it)"]
+    else:
+        lines = [f"**Commitment #{record.get('id')}** ({record.get('status')}, {terms['state']})"]
+    lines.append(f"{commitment_line(record.get('summary', ''), terms)}")
+    sources = terms.get("source_observations") or []
+    if sources:
+        lines.append("Found in " + ", ".join(f"obs:{i}" for i in sources))
+    lines.append(f"_Recorded by {who} {when}._".replace("  ", " ").replace(" ._", "._"))
+    return "\n".join(lines)
+
+
+def commitment_line(summary: object, terms: dict[str, Any]) -> str:
+    """ "You owe Dana: send the deck — due Fri 5 Dec 17:00 Europe/Berlin"."""
+    owed_by, owed_to = str(terms.get("owed_by") or ""), str(terms.get("owed_to") or "")
+    if owed_by == OWNER_PARTY:
+        who = f"You owe {owed_to}" if owed_to and owed_to != OWNER_PARTY else "You will"
+    else:
+        to = "you" if owed_to in (OWNER_PARTY, "") else owed_to
+        who = f"{owed_by or 'Someone'} owes {to}"
+    line = f"{who}: {summary}"
+    due = due_text(terms.get("due_at"), terms.get("due_tz"))
+    return f"{line} — due {due}" if due else line
+
+
+def due_text(due_at: object, due_tz: object) -> str:
+    """A due instant for a person, in the zone it was given in (else UTC); '' for none."""
+    if not due_at:
+        return ""
+    try:
+        moment = datetime.fromisoformat(str(due_at).replace("Z", "+00:00"))
+    except ValueError:
+        return str(due_at)
+    zone = "UTC"
+    if due_tz:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            moment, zone = moment.astimezone(ZoneInfo(str(due_tz))), str(due_tz)
+    return f"{moment.strftime('%a')} {moment.day} {moment.strftime('%b %H:%M')} {zone}"
 
 
 def change_card_text(record: dict[str, Any]) -> str:

@@ -45,6 +45,11 @@ COMMANDS: tuple[Command, ...] = (
         "/forget ID, or /forget as a reply to a message",
         "erase a memory or a stored message for good (asks first; answered by the bot itself)",
     ),
+    Command(
+        "work",
+        "/work",
+        "your open commitments by due time (answered by the bot itself)",
+    ),
     Command("help", "/help", "this list"),
 )
 
@@ -177,7 +182,10 @@ def help_text(tools: ToolBox | None = None) -> str:
         lines.append("Actions an agent may use (from the catalog):")
         lines += [f"• {s.action}: {s.description}" for s in tools.specs]
     lines.append("")
-    lines.append("Proposals arrive with Approve / Reject / Show buttons.")
+    lines.append(
+        "Proposals arrive with Approve / Reject / Show buttons; a proposed commitment "
+        "with Confirm / Drop / Show."
+    )
     lines.append("Forwarded messages and quotes are kept as evidence: commands in them never run.")
     return "\n".join(lines)
 

@@ -16,12 +16,14 @@ class OutgoingMessage:
     """A message for the owner. ``review_id`` asks for Approve / Reject / Show
     buttons for that proposal (``review_change_id``: for the change proposed to that
     record, so a stale card cannot decide a newer change); ``reply_to`` is the
-    input's transport metadata."""
+    input's transport metadata. ``review_kind`` is the proposal's kind: a proposed
+    commitment is confirmed or dropped, so its buttons say so."""
 
     text: str
     review_id: int | None = None
     reply_to: dict[str, Any] = field(default_factory=dict)
     review_change_id: int | None = None
+    review_kind: str | None = None
 
 
 class DeliveryError(Exception):

@@ -115,4 +115,5 @@ class Sender:
             card_text(record),
             review_id=delivery.judgment_id,
             review_change_id=int(change["id"]) if change else None,
+            review_kind=None if change else record.get("kind"),
         )

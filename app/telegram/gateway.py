@@ -64,7 +64,7 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from app.cards import card_text, record_text
+from app.cards import card_text, commitment_line, record_text
 from app.durable.clock import Clock
 from app.durable.evidence import evidence_meta, evidence_text
 from app.durable.mailbox import InputKind, NewInput
@@ -84,10 +84,24 @@ from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import ApproveInput, RejectInput
+from mama_core.model import Kind
 
 log = logging.getLogger(__name__)
 
 REJECT_REASON = "Rejected by the owner in Telegram."
+DROP_REASON = "Dropped by the owner in Telegram."
+
+BUTTONS: dict[str, tuple[str, str]] = {
+    "approve": ("Approve", "Approved"),
+    "reject": ("Reject", "Rejected"),
+    "confirm": ("Confirm", "Confirmed"),
+    "drop": ("Drop", "Dropped"),
+}
+"""A review card's verbs: the button's label and the word for it done. A proposed
+commitment is confirmed or dropped; the verbs are review.approve and review.reject."""
+
+WORK_LIST_LIMIT = 30
+"""At most this many commitments in a /work answer; the rest: ``mama work list``."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,7 @@ class TelegramPart:
     review_id: int | None = None
     reply_to_message_id: int | None = None
     review_change_id: int | None = None
+    review_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -245,6 +260,9 @@ class TelegramGateway:
         if owner is None or chat.id != owner.chat_id or user.id != owner.user_id:
             self._ignore(chat.id, user.id, "not the paired owner")
             return
+        if command == "/work" and not forwarded and message.external_reply is None:
+            await self._work(message)
+            return
         if command == "/forget" and not forwarded and message.external_reply is None:
             # The owner's own command; as a reply it names the chat's message to forget
             # (a forwarded one included).
@@ -337,7 +355,7 @@ class TelegramGateway:
         ident, _, change_id = ident.partition(":")  # a card for a proposed change names it
         if (
             not ident.isdigit()
-            or verb not in ("approve", "reject", "show")
+            or verb not in (*BUTTONS, "show")
             or (change_id and not change_id.isdigit())
         ):
             await query.answer("I don't know that button.")
@@ -356,19 +374,21 @@ class TelegramGateway:
         fields: dict[str, Any] = {"id": judgment_id, "command_id": f"telegram:cb:{query.id}"}
         if change_id:
             fields["change_id"] = int(change_id)
-        action = "review.approve" if verb == "approve" else "review.reject"
+        approving = verb in ("approve", "confirm")
+        action = "review.approve" if approving else "review.reject"
+        reason = DROP_REASON if verb == "drop" else REJECT_REASON
         try:
             decision = (
                 parse_input(ApproveInput, **fields)
-                if verb == "approve"
-                else parse_input(RejectInput, **fields, reason=REJECT_REASON)
+                if approving
+                else parse_input(RejectInput, **fields, reason=reason)
             )
             receipt = await self.engine.mutate_async(decision, facts, Grant.owner())
         except MamaError as exc:
             log.info("%s of #%s refused: %s", action, judgment_id, exc.code)
             await query.answer(exc.message[:190], show_alert=True)
             return
-        done = "Approved" if verb == "approve" else "Rejected"
+        done = BUTTONS[verb][1]
         await query.answer(f"{done} #{judgment_id}.")
         record = await self._read(judgment_id, facts)
         body = card_text(record) if record else f"#{judgment_id}"
@@ -377,6 +397,24 @@ class TelegramGateway:
             await query.edit_message_text(
                 to_html(f"{body}\n\n**{receipt_line}**"), parse_mode=ParseMode.HTML
             )
+
+    async def _work(self, message: Message) -> None:
+        """The owner's open commitments, by due time (answered by the bot itself, with
+        any backend: a read of the owner's own ledger needs no model)."""
+        facts = replace(
+            owner_facts(self.runtime.settings.owner_name),
+            source_refs=(f"telegram:{message.chat.id}:{message.message_id}",),
+        )
+        try:
+            found = await self.engine.dispatch_async(
+                "commitment.list", {"limit": WORK_LIST_LIMIT + 1}, facts, Grant.owner()
+            )
+        except MamaError as exc:
+            await self._quiet_reply(message, exc.message)
+            return
+        for chunk in split_html(to_html(work_text(found.get("commitments") or []))):
+            with contextlib.suppress(TelegramError):
+                await message.reply_text(chunk, parse_mode=ParseMode.HTML)
 
     async def _show(self, judgment_id: int, facts: SessionFacts) -> None:
         record = await self._read(judgment_id, facts)
@@ -427,6 +465,7 @@ class TelegramGateway:
                 to_plain(chunk),
                 review_id=message.review_id if i == len(chunks) - 1 else None,
                 review_change_id=message.review_change_id if i == len(chunks) - 1 else None,
+                review_kind=message.review_kind if i == len(chunks) - 1 else None,
                 reply_to_message_id=int(reply_to) if (i == 0 and reply_to and same_chat) else None,
             )
             for i, chunk in enumerate(chunks)
@@ -465,11 +504,14 @@ class TelegramGateway:
         if part.review_id is not None:
             jid = part.review_id
             change = "" if part.review_change_id is None else f":{part.review_change_id}"
+            yes, no = ("approve", "reject")
+            if part.review_kind == Kind.COMMITMENT and not change:
+                yes, no = ("confirm", "drop")
             markup = InlineKeyboardMarkup(
                 [
                     [
-                        InlineKeyboardButton("Approve", callback_data=f"approve:{jid}{change}"),
-                        InlineKeyboardButton("Reject", callback_data=f"reject:{jid}{change}"),
+                        InlineKeyboardButton(BUTTONS[yes][0], callback_data=f"{yes}:{jid}{change}"),
+                        InlineKeyboardButton(BUTTONS[no][0], callback_data=f"{no}:{jid}{change}"),
                         InlineKeyboardButton("Show", callback_data=f"show:{jid}"),
                     ]
                 ]
@@ -510,6 +552,28 @@ async def notify_unpaired(bot: Bot, chat_id: int) -> bool:
         log.warning("could not tell chat %s that it was unpaired: %s", chat_id, exc)
         return False
     return True
+
+
+def work_text(commitments: list[dict[str, Any]]) -> str:
+    """The /work answer: open commitments by due time, overdue and waiting ones marked."""
+    if not commitments:
+        return (
+            "No open commitments. When a message or mail shows that someone owes something, "
+            "the agent records it here; you can also tell me."
+        )
+    shown = commitments[:WORK_LIST_LIMIT]
+    lines = ["Open commitments, by due time:"]
+    for c in shown:
+        marks = []
+        if c.get("overdue"):
+            marks.append("OVERDUE")
+        if c.get("status") == "proposed":
+            marks.append("waiting for you to confirm")
+        mark = f" [{', '.join(marks)}]" if marks else ""
+        lines.append(f"#{c['id']} {commitment_line(c.get('summary', ''), c)}{mark}")
+    if len(commitments) > WORK_LIST_LIMIT:
+        lines.append("…and more: `mama work list` shows them all.")
+    return "\n".join(lines)
 
 
 def _pair_answer(result: PairResult, *, private: bool, well_formed: bool) -> str | None:

@@ -133,6 +133,18 @@ def load_terms(conn: Connection, judgment_id: int) -> Terms | None:
     )
 
 
+def terms_dict(terms: Terms) -> dict[str, Any]:
+    """A record's terms as read results carry them (``memory.read``'s ``commitment``)."""
+    return {
+        "owed_by": terms.owed_by,
+        "owed_to": terms.owed_to,
+        "due_at": terms.due_at,
+        "due_tz": terms.due_tz,
+        "state": terms.state,
+        "source_observations": list(terms.sources),
+    }
+
+
 def open_terms(conn: Connection, target: Judgment, doing: str) -> Terms:
     """The terms of ``target`` if it is an active, open commitment; else
     ``invalid_transition`` saying why ``doing`` cannot happen."""

@@ -1,11 +1,12 @@
-"""memory.read: one judgment with provenance, outcome, a change waiting for the
-owner's review, its replaced predecessors (labelled, under the same scope
+"""memory.read: one judgment with provenance, outcome, a commitment's terms, a change
+waiting for the owner's review, its replaced predecessors (labelled, under the same scope
 predicate) and the events that touched it (redacted to the caller's scopes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory.commitments import load_terms, terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
@@ -16,7 +17,7 @@ from mama_core.memory.lifecycle import FROM_SAVE
 from mama_core.memory.proposed_changes import pending_for
 from mama_core.memory.records import full_dict, load_visible, summary_dict
 from mama_core.memory.scopes import scope_filter
-from mama_core.model import Judgment
+from mama_core.model import Judgment, Kind
 from mama_core.scope_bindings import scopes_of
 from mama_core.store.connection import Connection
 
@@ -40,6 +41,9 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     record["pending_change"] = (
         None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
     )
+    terms = load_terms(conn, judgment.id) if judgment.kind == Kind.COMMITMENT else None
+    if terms is not None:
+        record["commitment"] = terms_dict(terms)
     return {
         "record": record,
         "history": history(conn, judgment, call.grant),
