@@ -16,7 +16,7 @@ from app.paths import Paths
 from app.settings import Settings
 from mama_core.store import Store
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello
-from tests.ui.conftest import wait_signal
+from tests.ui.conftest import save_artifact, wait_signal
 from tests.ui.test_settings import MemoryKeyring, memory_keyring
 from ui.connectors_page import ConnectorsPage
 from ui.qt import QtWidgets
@@ -109,6 +109,9 @@ def test_add_test_pause_and_remove_a_trello_connector(
         assert page.status.text() == "Test passed: work: Trello as owner: 1 board(s): Roadmap"
         assert page.status.property("error") is False
         assert len(fake.requests) > before  # it did ask the server
+        dialog.pages.setCurrentWidget(page)
+        dialog.show()
+        save_artifact(dialog, "settings-connectors.png")
         assert observation_count(store) == 0  # a test reads nothing into the memory
 
         # A refused token: one clear line, no traceback.

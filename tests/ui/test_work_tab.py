@@ -18,7 +18,7 @@ from app.durable.connector_store import ConnectorStore
 from app.durable.schema import open_runtime_db
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import Store
-from tests.ui.conftest import wait_signal
+from tests.ui.conftest import save_artifact, wait_signal
 from ui.bridge import EngineBridge
 from ui.palette import ATTENTION, DANGER
 from ui.qt import QtWidgets
@@ -171,8 +171,12 @@ def test_open_commitments_by_due_time_with_overdue_marked_at_the_clock(
         assert work.state_text(seeded["soon"]) == "Open"
         assert work.state_colour(seeded["soon"]) is None
         assert work.state_text(seeded["owed"]) == "Open"  # no due time: never overdue
-        row = work.model.item(2, 3)
+        row = work.model.item(2, 4)
         assert row is not None and row.text() == "Sam → you"
+        shown = asyncio.ensure_future(wait_signal(work.detail_shown))
+        assert work.select(seeded["late"])
+        await shown
+        save_artifact(window, "review-work.png")
         # Dec 6: the budget review (due Dec 5) is overdue too, at the next tick, and the
         # selected row stays selected.
         assert work.select(seeded["soon"])
@@ -262,7 +266,11 @@ def test_the_source_message_is_one_click_away(
         await open_work(window)
         assert work.select(seeded["owed"])
         assert not work.buttons["source"].isEnabled()  # the control: found in no message
+        shown = asyncio.ensure_future(wait_signal(work.detail_shown))
         assert work.select(seeded["late"])
+        assert await shown == (seeded["late"],)
+        pane = work.detail.toPlainText()
+        assert "deck by Tuesday" in pane and "Overdue" in pane and "you → Dana" in pane
         assert work.buttons["source"].isEnabled()
         shown = asyncio.ensure_future(wait_signal(window.observation_shown))
         work.buttons["source"].click()

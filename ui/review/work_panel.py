@@ -35,9 +35,11 @@ log = logging.getLogger(__name__)
 LIST_LIMIT = 500
 TICK_MS = 60_000
 """How often the overdue marks are brought up to the clock."""
-HEADERS = ("#", "Due", "What", "Who", "State")
-STATE_COLUMN = 4
-DUE_COLUMN = 1
+HEADERS = ("#", "State", "Due", "What", "Who")
+"""State comes early: "Overdue" stays in view in a narrow window."""
+STATE_COLUMN = 1
+DUE_COLUMN = 2
+WHAT_COLUMN = 3
 OWNER = "owner"
 VERBS = {"done": "Done", "dropped": "Dropped", "reschedule": "Moved", "confirm": "Confirmed"}
 ACTIONS = {
@@ -199,6 +201,8 @@ class WorkPanel(QtWidgets.QWidget):
     """A Done / Drop / Edit due dialog is open (tests fill it in)."""
     source_requested = Signal(int)
     """The owner asked to see this source message (in the Messages tab)."""
+    detail_shown = Signal(int)
+    """The pane shows this commitment with its source messages."""
 
     def __init__(
         self,
@@ -224,7 +228,7 @@ class WorkPanel(QtWidgets.QWidget):
         self.model = QtGui.QStandardItemModel(0, len(HEADERS), self)
         self.model.setHorizontalHeaderLabels(list(HEADERS))
         self.view = make_table_view(
-            self.model, "view_work", ("000000", time_sample(), "", "someone → someone", "Overdue")
+            self.model, "view_work", ("000000", "Overdue", time_sample(), "", "someone → someone")
         )
         self.view.selectionModel().currentRowChanged.connect(self._show_current)
         self.detail = QtWidgets.QTextBrowser()
@@ -330,14 +334,19 @@ class WorkPanel(QtWidgets.QWidget):
             due = parse_due(row.get("due_at"))
             cells = (
                 str(row["id"]),
+                state_word(row, overdue),
                 local_time(str(row["due_at"])) if due else "no due time",
                 str(row.get("summary") or ""),
                 who(row),
-                state_word(row, overdue),
             )
             items = [QtGui.QStandardItem(text) for text in cells]
             due_key = str(row.get("due_at") or "~")  # no due time sorts last
-            keys = (int(row["id"]), due_key, *(c.casefold() for c in cells[2:]))
+            keys = (
+                int(row["id"]),
+                cells[1].casefold(),
+                due_key,
+                *(c.casefold() for c in cells[3:]),
+            )
             for item, key in zip(items, keys, strict=True):
                 item.setData(key, SORT_ROLE)
             tone = DANGER if overdue else ATTENTION if row.get("status") == "proposed" else None
@@ -348,7 +357,7 @@ class WorkPanel(QtWidgets.QWidget):
                     items[DUE_COLUMN].setForeground(brush)
             if overdue:
                 items[DUE_COLUMN].setToolTip("Overdue: its due time has passed")
-            items[2].setToolTip(str(row.get("summary") or ""))
+            items[WHAT_COLUMN].setToolTip(str(row.get("summary") or ""))
             self.model.appendRow(items)
 
     def select(self, commitment_id: int) -> bool:
@@ -435,6 +444,7 @@ class WorkPanel(QtWidgets.QWidget):
         if generation != self._generation:
             return  # the owner moved on meanwhile
         self.detail.setHtml(self._detail_html(row, sources))
+        self.detail_shown.emit(int(row["id"]))
 
     def _detail_html(self, row: dict[str, Any], sources: list[dict[str, Any]]) -> str:
         overdue = is_overdue(row, self._clock())
