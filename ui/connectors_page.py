@@ -158,6 +158,8 @@ class ConnectorsPage(QtWidgets.QWidget):
         self.settings = Settings()
         """The settings as last read or saved here (their ``connectors`` are current)."""
         self.health: dict[str, Health] = {}
+        self.ready = False
+        """The list was read (the settings file and the store): its connectors are current."""
         self._tasks = TaskGroup(self._failed)
         self._option_fields: dict[str, QtWidgets.QLineEdit] = {}
         self._secret_fields: dict[str, QtWidgets.QLineEdit] = {}
@@ -426,6 +428,7 @@ class ConnectorsPage(QtWidgets.QWidget):
             return Settings.load(path), store.all_health()
 
         settings, health = await self._in_store(read)
+        self.ready = True
         self.settings = settings
         self.health = {h.name: h for h in health}
         self._show()
@@ -620,6 +623,7 @@ class ConnectorsPage(QtWidgets.QWidget):
             "Resume" if health is not None and health.owner_paused else "Pause"
         )
 
-    def connectors(self) -> tuple[ConnectorConfig, ...]:
-        """The connectors as saved now (the dialog's Save keeps them)."""
-        return self.settings.connectors
+    def connectors(self) -> tuple[ConnectorConfig, ...] | None:
+        """The connectors as saved now (the dialog's Save keeps them), or None before the
+        page could read them (then Save keeps the ones it was given)."""
+        return self.settings.connectors if self.ready else None

@@ -259,6 +259,12 @@ class SettingsDialog(QtWidgets.QDialog):
             return
         super().accept()
 
+    def _connectors(self) -> dict[str, object]:
+        """The connectors as the Connectors page left them (it saves its changes at once)."""
+        page = self.connectors_page
+        current = None if page is None else page.connectors()
+        return {} if current is None else {"connectors": current}
+
     def choice(self) -> SettingsChoice:
         """The owner's choices as values (call after the dialog was accepted)."""
         model_text = self.model_path.text().strip()
@@ -273,11 +279,7 @@ class SettingsDialog(QtWidgets.QDialog):
                 ),
                 "guidance_budget_tokens": int(self.budget.value()),
             }
-            | (
-                {"connectors": self.connectors_page.connectors()}
-                if self.connectors_page is not None
-                else {}
-            )
+            | self._connectors()
         )
         folder = Path(self.data_folder.text()).expanduser()
         token: str | None = None

@@ -51,8 +51,9 @@ async def settings_dialog(
         opener = None if store is None else (lambda: open_connector_store(store))
         page = ConnectorsPage(settings_path, opener, keyring_ok=keyring_ok)
         await page.reload()
-        if store is not None:  # the file's connectors are newer than a cached copy
-            settings = settings.model_copy(update={"connectors": page.connectors()})
+        connectors = page.connectors()
+        if connectors is not None:  # the file's connectors are newer than a cached copy
+            settings = settings.model_copy(update={"connectors": connectors})
     return SettingsDialog(
         parent,
         settings=settings,

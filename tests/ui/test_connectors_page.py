@@ -13,7 +13,7 @@ import pytest
 
 from app.connector_admin import open_connector_store, poll_connector
 from app.paths import Paths
-from app.settings import Settings
+from app.settings import ConnectorConfig, Settings
 from mama_core.store import Store
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello
 from tests.ui.conftest import save_artifact, wait_signal
@@ -219,9 +219,12 @@ def test_a_bad_connector_is_refused_with_one_line_and_nothing_saved(
 def test_the_page_waits_for_the_memory(
     paths: Paths, loop: asyncio.AbstractEventLoop, qtbot: Any
 ) -> None:
+    kept = ConnectorConfig(name="work", kind="trello", options={"boards": ["Roadmap"]})
+    before = Settings(connectors=(kept,))
+
     async def scenario() -> None:
         dialog = await settings_dialog(
-            None, Settings(), paths.home, settings_path=paths.settings, store=None
+            None, before, paths.home, settings_path=paths.settings, store=None
         )
         qtbot.addWidget(dialog)
         page = dialog.connectors_page
@@ -233,6 +236,8 @@ def test_the_page_waits_for_the_memory(
         assert "MAMA_CONNECTOR_NAME_TOKEN" in page.keyring_note.text()
         page.name.setText("work-trello")
         assert "MAMA_CONNECTOR_WORK_TRELLO_API_KEY" in page.keyring_note.text()
+        # Save keeps the connectors it was given (the page could not read any).
+        assert dialog.choice().settings.connectors == (kept,)
 
     loop.run_until_complete(scenario())
 
