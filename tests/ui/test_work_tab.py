@@ -18,7 +18,7 @@ from app.durable.connector_store import ConnectorStore
 from app.durable.schema import open_runtime_db
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import Store
-from tests.ui.conftest import save_artifact, wait_signal
+from tests.ui.conftest import save_artifact, wait_signal, wait_until
 from ui.bridge import EngineBridge
 from ui.palette import ATTENTION, DANGER
 from ui.qt import QtWidgets
@@ -173,9 +173,15 @@ def test_open_commitments_by_due_time_with_overdue_marked_at_the_clock(
         assert work.state_text(seeded["owed"]) == "Open"  # no due time: never overdue
         row = work.model.item(2, 4)
         assert row is not None and row.text() == "Sam → you"
-        shown = asyncio.ensure_future(wait_signal(work.detail_shown))
+
+        # Another row, then the overdue one: each selection draws the pane afresh.
+        def pane_says(text: str) -> Callable[[], bool]:
+            return lambda: text in work.detail.toPlainText()
+
+        assert work.select(seeded["soon"])
+        await wait_until(pane_says("Review the budget"), work.detail_shown)
         assert work.select(seeded["late"])
-        await shown
+        await wait_until(pane_says("deck by Tuesday"), work.detail_shown)
         save_artifact(window, "review-work.png")
         # Dec 6: the budget review (due Dec 5) is overdue too, at the next tick, and the
         # selected row stays selected.
