@@ -29,6 +29,7 @@ from app.runtime.connectors import ConnectorScheduler
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
+from app.runtime.schedule import BriefSchedule, BriefScheduler
 from app.settings import ConnectorConfig, Settings, SettingsError
 from app.telegram.config import api_url, telegram_token
 from mama_core.errors import MamaError
@@ -120,6 +121,7 @@ class RuntimeHost:
         self.runtime: OwnerRuntime | None = None
         self.gateway: TelegramGateway | None = None
         self.connectors: ConnectorScheduler | None = None
+        self.briefs: BriefScheduler | None = None
         self._db: RuntimeDb | None = None
         self._connector_configs: tuple[ConnectorConfig, ...] = settings.connectors
         self._settings_mtime: float | None = None
@@ -184,6 +186,15 @@ class RuntimeHost:
         )
         self.connectors = scheduler
         await scheduler.start()
+        briefs = BriefScheduler(
+            self.engine,
+            BriefSchedule(db, runtime.mailbox, runtime.clock),
+            runtime.run_db,
+            on_posted=lambda _posted: runtime.wake(),
+            clock=runtime.clock,
+        )
+        self.briefs = briefs
+        await briefs.start()
         token = self._token if self._token is not None else await asyncio.to_thread(telegram_token)
         if token:
             from app.telegram.gateway import TelegramGateway
@@ -201,9 +212,11 @@ class RuntimeHost:
         """No new updates, then finish the turn's bookkeeping and any send in flight,
         then close the Telegram client; the lock is released last."""
         gateway, runtime, db = self.gateway, self.runtime, self._db
-        scheduler = self.connectors
-        self.gateway = self.runtime = self._db = self.connectors = None
+        scheduler, briefs = self.connectors, self.briefs
+        self.gateway = self.runtime = self._db = self.connectors = self.briefs = None
         try:
+            if briefs is not None:
+                await briefs.stop()
             if scheduler is not None:
                 await scheduler.stop()
             if gateway is not None:

@@ -59,6 +59,38 @@ GTK_STACK = (
 )
 """Libraries only Qt's GTK 3 theme plugin needs (it is left out of the bundle)."""
 
+UNUSED_QT_PLUGIN_FOLDERS = (
+    "egldeviceintegrations",  # the eglfs platform (no window system), not bundled
+    "generic",  # evdev/tuio input, read only by eglfs and linuxfb
+    "networkinformation",  # QNetworkInformation: we use QtNetwork for a local socket only
+    "tls",  # QSslSocket: never used, Python makes our HTTPS connections
+    "xcbglintegrations",  # OpenGL on X11: the tray and dialogs draw with the raster engine
+    "wayland-graphics-integration-client",  # OpenGL/Vulkan buffers on Wayland (shm is built in)
+)
+"""Folders of Qt plugins the tray app never loads."""
+
+UNUSED_QT_PLUGINS = (
+    # Wayland shells other than xdg-shell (desktops all speak xdg-shell).
+    "wayland-shell-integration/libfullscreen-shell-v1.so",
+    "wayland-shell-integration/libivi-shell.so",
+    "wayland-shell-integration/libqt-shell.so",
+    "wayland-shell-integration/libwl-shell-plugin.so",
+    # Image formats we never read (our icons are SVG and PNG; PNG is built into QtGui).
+    "imageformats/libqtiff.so",
+    "imageformats/libqwebp.so",
+    "imageformats/libqtga.so",
+    "imageformats/libqwbmp.so",
+)
+"""Single Qt plugins the tray app never loads."""
+
+UNUSED_QT_LIBS = (
+    "libQt6EglFSDeviceIntegration.",
+    "libQt6EglFsKmsSupport.",
+    "libQt6OpenGL.",
+    "libQt6WlShellIntegration.",
+)
+"""Qt libraries needed only by the plugins above."""
+
 OTHER_QT_BINDINGS = ("PyQt5", "PyQt6", "PySide2", "shiboken2")
 """Bindings qasync probes for; none may be bundled beside PySide6."""
 
@@ -122,6 +154,23 @@ def unused_qt_modules() -> list[str]:
     return sorted(f"PySide6.{name}" for name in names if name not in QT_MODULES_USED)
 
 
+def unused_pygments_lexers() -> list[str]:
+    """Every Pygments lexer module except the Python one and the name table.
+
+    rich's tracebacks ask for the Python lexer by name; Pygments imports a lexer
+    module only when its language is asked for."""
+    import pkgutil
+
+    import pygments.lexers
+
+    keep = {"_mapping", "python"}
+    return [
+        f"pygments.lexers.{module.name}"
+        for module in pkgutil.iter_modules(pygments.lexers.__path__)
+        if module.name not in keep
+    ]
+
+
 def unused_qt_files(modules: list[str]) -> list[Path]:
     """The venv's files of the left-out modules: their binding and their Qt library."""
     import PySide6
@@ -139,20 +188,16 @@ def unused_qt_files(modules: list[str]) -> list[Path]:
 
 def strip_symbols(bundle: Path) -> list[Path]:
     """``strip --strip-unneeded`` every shared library in ``bundle`` that carries a symbol
-    table or debug sections, except those auditwheel patched (vendored into a ``*.libs``
-    folder, or pointing at one by RUNPATH): patchelf-ed files come out of ``strip``
-    unloadable ("ELF load command address/offset not page-aligned"), which is why the
-    spec does not use PyInstaller's own strip. Returns the stripped files."""
+    table or debug sections, except the libraries auditwheel vendored into a ``*.libs``
+    folder: patchelf renamed those, and they come out of ``strip`` unloadable ("ELF load
+    command address/offset not page-aligned"; seen with numpy's OpenBLAS), which is why
+    the spec does not use PyInstaller's own strip. The extension modules that merely
+    point at such a folder by RUNPATH (numpy's) strip cleanly. Returns the stripped files."""
     stripped: list[Path] = []
     for path in sorted(bundle.rglob("*.so*")):
         if path.is_symlink() or not path.is_file():
             continue
         if any(part.endswith(".libs") for part in path.relative_to(bundle).parts):
-            continue
-        dynamic = subprocess.run(
-            ["readelf", "-d", "-W", str(path)], capture_output=True, text=True, check=False
-        ).stdout
-        if ".libs" in dynamic:
             continue
         sections = subprocess.run(
             ["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=False

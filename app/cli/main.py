@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from app.cli.brief import COMMANDS as BRIEF_COMMANDS
 from app.cli.connectors import connectors
 from app.cli.context import CliContext
 from app.cli.display import terminal_text
@@ -75,6 +76,8 @@ cli.add_command(connectors)
 for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:
+    cli.add_command(_command)
+for _command in BRIEF_COMMANDS:
     cli.add_command(_command)
 
 

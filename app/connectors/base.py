@@ -45,7 +45,16 @@ class Item:
     text: str
     """Readable text, already capped and decoded; never bytes."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    """JSON-serialisable extras: thread ts, subject, attachments (name, size), url."""
+    """JSON-serialisable extras: thread ts, subject, attachments (name, size), url;
+    ``REVISES`` / ``DELETES`` name (by ``external_id``) the item an edit or a
+    deletion at the source is about."""
+
+
+REVISES = "revises"
+"""In an item's metadata: the ``external_id`` (same source) of the item it edits."""
+DELETES = "deletes"
+"""In an item's metadata: the ``external_id`` (same source) of the item deleted at the
+source (ours stays: observations are immutable; only the owner purges)."""
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ them, then step 2 (so new messages are never held back behind old threads):
 Skipped, because they are not something a person said: messages with a ``bot_id``
 or subtype ``bot_message``, and every subtype except plain messages,
 ``thread_broadcast``, ``file_share`` and ``me_message`` — so ``channel_join`` /
-``channel_leave``, topic, purpose and name changes, pins, archive notices,
-``message_changed`` / ``message_deleted`` and hidden messages are not items.
-A bot's parent message is skipped, but the people's replies in its thread are read.
+``channel_leave``, topic, purpose and name changes, pins, archive notices and
+hidden messages are not items. A bot's parent message is skipped, but the people's
+replies in its thread are read.
 
 Names: ``users.info`` once per user per connector (display name, then real name,
 then the handle, then the id), used for authors and ``<@U…>`` mentions (at most
@@ -33,8 +33,16 @@ waited out in place through the sdk's retry handlers (three times at most); a lo
 one ends the poll with ``ConnectorError(RATE_LIMITED, retry_after=…)`` for the
 runtime's scheduler. Every other failure is a ``ConnectorError`` with one line.
 
-A message is read once: an edit or deletion after it was read is not followed
-(an observation is what was said, when it was read).
+Edits and deletions: an observation is what was said when it was read, and is
+never changed. When a ``message_changed`` or ``message_deleted`` event turns up in
+what a poll reads (``conversations.history`` / ``replies``) for a person's message
+written within the look-back window, it becomes a NEW item: an edit carries the new
+text and ``metadata.revises`` (the edited message's ``<channel id>/<ts>``, its
+external id); a deletion (or a thread parent turned into a ``tombstone``) says
+"(deleted in Slack)" with ``metadata.deletes``. The
+item read before stays as it was: only the owner purges. Edits that leave the text
+as it was (a link preview added) and changes to bots' messages are skipped, as are
+changes to messages older than the window.
 
 The cursor (``slack_cursor``) keeps the last ``ts`` per channel and, per followed
 thread, the last reply read. A poll stopped by ``limit`` returns ``more=True`` with
@@ -51,7 +59,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -62,7 +70,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetr
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from app.connectors.base import Batch, ConnectorError, Item, Problem, listed
+from app.connectors.base import DELETES, REVISES, Batch, ConnectorError, Item, Problem, listed
 from app.connectors.slack_cursor import SlackCursor, is_ts, max_ts, ts_key, ts_of_seconds, ts_time
 from app.connectors.slack_errors import SlackRefused, WaitOutShortRateLimits, translate
 from app.connectors.slack_text import mentioned_users, render
@@ -166,6 +174,8 @@ class _Run:
     """One poll's budget and what it has taken so far."""
 
     budget: int
+    window_start: str = "0.000000"
+    """Changes to messages older than this are not followed."""
     items: list[Item] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     stopped: bool = False
@@ -206,8 +216,8 @@ class SlackConnector:
         state = SlackCursor.parse(cursor)
         team = await self._team_info()
         channels = await self._resolve()
-        run = _Run(budget=max(1, min(limit, self.options.poll_limit)))
         window_start = ts_of_seconds(self._clock() - self.options.thread_lookback_days * 86400)
+        run = _Run(budget=max(1, min(limit, self.options.poll_limit)), window_start=window_start)
         read_before = dict(state.channels)
         continuing = any(state.waiting(c.id) for c in channels)
         for channel in channels:
@@ -326,10 +336,16 @@ class SlackConnector:
         external_id = f"{channel.id}/{message['ts']}"
         if external_id in run.seen:  # a thread_broadcast met again among its thread's replies
             return True
+        changed = _changed_ts(message)
+        if changed is not None and ts_key(changed) < ts_key(run.window_start):
+            return True  # a change to a message older than the window: not followed
         if run.budget <= 0:
             run.stopped = True
             return False
-        run.items.append(await self._item(team, channel, message))
+        if changed is not None:
+            run.items.append(await self._change(team, channel, message))
+        else:
+            run.items.append(await self._item(team, channel, message))
         run.seen.add(external_id)
         run.budget -= 1
         return True
@@ -374,6 +390,44 @@ class SlackConnector:
             at=ts_time(ts),
             text=text,
             metadata=metadata,
+        )
+
+    async def _change(self, team: _Team, channel: _Channel, event: Mapping[str, Any]) -> Item:
+        """A new item for an edit or deletion event (see the module docstring)."""
+        event_ts = str(event["ts"])
+        if event.get("subtype") == "message_changed" and not _tombstone(event):
+            new: Mapping[str, Any] = event["message"]
+            original = f"{channel.id}/{new['ts']}"
+            edited_ts = str((new.get("edited") or {}).get("ts") or event_ts)
+            item = await self._item(team, channel, new)
+            metadata = {**item.metadata, "subtype": "message_changed", REVISES: original}
+            metadata["edited_ts"] = edited_ts
+            return replace(
+                item,
+                external_id=f"{original}/edit/{edited_ts}",
+                at=ts_time(edited_ts if is_ts(edited_ts) else event_ts),
+                metadata=metadata,
+            )
+        original = f"{channel.id}/{_changed_ts(event)}"
+        previous: Mapping[str, Any] = event.get("previous_message") or {}
+        user_id = str(previous.get("user") or "")
+        if user_id:
+            await self._user_name(user_id)
+        return Item(
+            source=f"slack:{team.id}",
+            external_id=f"{original}/deleted",
+            channel=channel.label,
+            scope=f"channel:slack/{channel.label}",
+            author=self._users.get(user_id) or user_id or "unknown",
+            at=ts_time(event_ts),
+            text="(deleted in Slack)",
+            metadata={
+                "channel_id": channel.id,
+                "ts": event_ts,
+                "user_id": user_id,
+                "subtype": "message_deleted",
+                DELETES: original,
+            },
         )
 
     # --- reading pages ----------------------------------------------------
@@ -591,12 +645,45 @@ class SlackConnector:
 
 
 def _skipped(message: Mapping[str, Any]) -> bool:
-    """Whether a message is not something a person said (see the module docstring)."""
+    """Whether a message is not something a person said (see the module docstring); an
+    edit or deletion of what a person said is followed (``_changed_ts``)."""
+    if _changed_ts(message) is not None:
+        return False
     if message.get("type", "message") != "message" or message.get("hidden"):
         return True
     if message.get("bot_id") or message.get("subtype") == "bot_message":
         return True
     return str(message.get("subtype") or "") not in KEPT_SUBTYPES
+
+
+def _changed_ts(event: Mapping[str, Any]) -> str | None:
+    """The ts of the message an edit or deletion ``event`` changes, if it is followed:
+    a person's message whose text really changed (or that was deleted)."""
+    subtype = event.get("subtype")
+    if subtype == "message_changed":
+        new, old = event.get("message"), event.get("previous_message") or {}
+        if not isinstance(new, Mapping) or not is_ts(new.get("ts")):
+            return None
+        if _by_bot(new) or (isinstance(old, Mapping) and old.get("text") == new.get("text")):
+            return None
+        return str(new["ts"])
+    if subtype == "message_deleted":
+        old = event.get("previous_message") or {}
+        deleted = event.get("deleted_ts")
+        if not is_ts(deleted) or (isinstance(old, Mapping) and _by_bot(old)):
+            return None
+        return str(deleted)
+    return None
+
+
+def _tombstone(event: Mapping[str, Any]) -> bool:
+    """A deleted thread parent: Slack keeps it as a ``tombstone`` through an edit event."""
+    new = event.get("message")
+    return isinstance(new, Mapping) and new.get("subtype") == "tombstone"
+
+
+def _by_bot(message: Mapping[str, Any]) -> bool:
+    return bool(message.get("bot_id")) or message.get("subtype") == "bot_message"
 
 
 def _ordered(held: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.connectors.base import Batch, Item
+from app.connectors.base import DELETES, REVISES, Batch, Item
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import SCOPES_KEY
 from app.durable.mailbox import PRIORITY, InputKind
@@ -341,4 +341,23 @@ def load_items(conn: Connection, ids: list[int]) -> list[dict[str, Any]]:
                     "metadata": {} if r[8] is None else json.loads(str(r[8])),
                 }
             )
+    for row in rows:
+        row["refers"] = _referred(conn, row)
     return rows
+
+
+def _referred(conn: Connection, row: dict[str, Any]) -> dict[str, int]:
+    """``{"revises"|"deletes": observation id}`` for an edit or deletion whose item is
+    stored (so the agent can read what changed)."""
+    found: dict[str, int] = {}
+    for key in (REVISES, DELETES):
+        external_id = row["metadata"].get(key) if isinstance(row["metadata"], dict) else None
+        if not isinstance(external_id, str):
+            continue
+        hit = conn.execute(
+            "SELECT id FROM observations WHERE source = ? AND external_id = ?",
+            (row["source"], external_id),
+        ).fetchone()
+        if hit is not None:
+            found[key] = int(hit[0])
+    return found

@@ -18,6 +18,9 @@ from app.durable.evidence import EVIDENCE_CLOSE, EVIDENCE_OPEN, Delivered, split
 from app.durable.mailbox import ClaimedInput, InputKind, Mailbox
 from app.durable.state import get_state, set_state
 from app.durable.transaction import RuntimeDb
+from app.runtime.brief_gather import BriefWriter
+from app.runtime.prompts import load_prompt
+from app.runtime.schedule import is_brief
 from app.runtime.source_delta import render_digest
 from mama_core.errors import MamaError
 from mama_core.guidance import render_delta, render_index
@@ -70,6 +73,11 @@ def render_input(claimed: ClaimedInput) -> str:
     return f"{label}\n{evidence}"
 
 
+def brief_request(draft: str) -> str:
+    """The scheduled turn's text asking the agent for the brief, with MAMA's draft."""
+    return f"{load_prompt('brief')}\n\n{draft}"
+
+
 def _render_delivered(claimed: ClaimedInput, how: Delivered) -> str:
     """Content the owner forwarded or quoted: the owner's own words (if any) as
     theirs, the outside content wrapped as evidence."""
@@ -99,8 +107,10 @@ class ContextBuilder:
         mailbox: Mailbox,
         grant: Grant,
         settings: ContextSettings | None = None,
+        briefs: BriefWriter | None = None,
     ) -> None:
         self.engine = engine
+        self.briefs = briefs
         self.db = db
         self.mailbox = mailbox
         self.grant = grant
@@ -121,7 +131,10 @@ class ContextBuilder:
     # --- pieces ---------------------------------------------------------
 
     def _input(self, claimed: ClaimedInput) -> str:
-        """The input; a connector's source delta as the digest of its new items."""
+        """The input; a connector's source delta as the digest of its new items; the
+        daily brief as its prompt with MAMA's own draft."""
+        if claimed.kind is InputKind.SCHEDULED and is_brief(claimed.meta) and self.briefs:
+            return brief_request(self.briefs.compose(claimed.id))
         ids = delta_observations(claimed.meta) if claimed.kind is InputKind.SOURCE_DELTA else []
         if not ids:
             return render_input(claimed)

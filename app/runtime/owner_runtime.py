@@ -51,8 +51,10 @@ from app.durable.proposals import ProposalFeed
 from app.durable.schema import open_runtime_db
 from app.durable.state import store_pause, stored_pause
 from app.durable.transaction import RuntimeDb
+from app.runtime.brief_gather import BriefWriter
 from app.runtime.channel import OwnerChannel
 from app.runtime.context import ContextBuilder, ContextSettings
+from app.runtime.schedule import is_brief
 from app.runtime.sender import Sender
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
@@ -108,8 +110,10 @@ class OwnerRuntime:
         self.mailbox = Mailbox(self.db, self.clock)
         self.journal = DeliveryJournal(self.db, self.clock)
         self.grant = Grant.agent(self.settings.agent_scopes, self.settings.default_scope)
+        self.briefs = BriefWriter(engine, self.db, self.clock, self.settings.owner_name)
+        """Writes the daily brief itself when no model runs (and the draft for one)."""
         self.context = ContextBuilder(
-            engine, self.db, self.mailbox, self.grant, self.settings.context
+            engine, self.db, self.mailbox, self.grant, self.settings.context, self.briefs
         )
         self.feed = ProposalFeed(self.db, self.journal)
         self.sender = Sender(
@@ -331,6 +335,9 @@ class OwnerRuntime:
 
     async def _turn(self, claimed: ClaimedInput) -> TurnReply:
         await self._forget_session_after_purge()
+        if _is_brief(claimed) and isinstance(self.backend, CommandModeBackend):
+            # No model: MAMA writes the brief itself.
+            return TurnReply(await self.run_db(self.briefs.compose, claimed.id))
         try:
             await self._ensure_backend()
         except BackendUnavailableError as exc:
@@ -376,6 +383,10 @@ class OwnerRuntime:
         """The backend cannot run: tell the owner plainly; slash commands still work."""
         log.warning("backend %s unavailable: %s", self.backend.name, exc.message)
         self.backend_problem = exc.message
+        if _is_brief(claimed):
+            # The owner still gets the brief, written by MAMA, with why.
+            text = await self.run_db(self.briefs.compose, claimed.id)
+            return TurnReply(f"{text}\n\n(Written by MAMA itself: {exc.message})")
         if claimed.kind is not InputKind.OWNER_MESSAGE:
             raise BackendError(exc.message)
         fallback = CommandModeBackend(note=exc.message)
@@ -526,7 +537,8 @@ class OwnerRuntime:
 
     async def _pause_follower(self) -> None:
         """Follow the stored pause flag as soon as another connection commits (the
-        engine's commit feed), not only on the periodic pass."""
+        engine's commit feed), not only on the periodic pass; and look for messages
+        another process queued."""
         while True:
             await self._store_changed.wait()
             self._store_changed.clear()
@@ -534,6 +546,8 @@ class OwnerRuntime:
                 await self._follow_stored_pause()
             except MamaError as exc:
                 log.warning("reading the pause flag failed: %s", exc.message)
+            # Another process may have queued a message (``mama brief now --send``).
+            self._send.set()
 
     async def _idle(self, event: asyncio.Event, due: datetime | None) -> None:
         """Wait for ``event``, for ``due``, or for the poll interval, whichever is first."""
@@ -557,6 +571,10 @@ class OwnerRuntime:
             log.info("judgment %s not readable for its card: %s", judgment_id, exc.code)
             return None
         return dict(found.get("record") or {})
+
+
+def _is_brief(claimed: ClaimedInput) -> bool:
+    return claimed.kind is InputKind.SCHEDULED and is_brief(claimed.meta)
 
 
 def _tell(listeners: list[Callable[[bool], None]], value: bool) -> None:

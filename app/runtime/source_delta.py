@@ -6,6 +6,8 @@ most ``max_chars`` of text), and the rest are named by count with the action tha
 reads them (``observation.list`` / ``observation.read``, which only show items in
 the agent's scopes). The digest is built from the observations when the turn
 starts, so an item the owner purged meanwhile is shown as erased, never its text.
+An edit or deletion at the source names the item it is about (``revises`` /
+``deletes`` = ``obs:N``), which stays as it was read.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def render_digest(
         )
         if subject and not row["purged"]:
             head += f' subject="{_attr(str(subject))}"'
+        for key, observation_id in sorted((row.get("refers") or {}).items()):
+            head += f' {key}="obs:{int(observation_id)}"'
         shown.append(f"{head}>>>\n{unforgeable(text)}\n{EVIDENCE_CLOSE}")
         used += len(text)
     rest = len(items) - len(shown)

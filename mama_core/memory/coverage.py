@@ -123,6 +123,13 @@ CHAINED: tuple[ChainedTable, ...] = (
         ("event_id",),
     ),
     ChainedTable(
+        "owner_settings",
+        "CAST(t.id AS TEXT)",
+        "t.id, t.key, t.value, t.event_id, t.at",
+        _BY_ID.format(col="id"),
+        ("event_id",),
+    ),
+    ChainedTable(
         "event_texts",
         "t.event_id || ':' || t.field",
         "t.event_id, t.field, t.text, t.erased_at",
@@ -175,7 +182,15 @@ CHAIN_ITSELF = frozenset({"events", "meta"})
 """The chain, and the store id its secret is derived from."""
 
 OPERATIONAL = frozenset(
-    {"deliveries", "pairing_codes", "runtime_state", "connector_cursors", "connector_health"}
+    {
+        "deliveries",
+        "pairing_codes",
+        "runtime_state",
+        "connector_cursors",
+        "connector_health",
+        "schedules",
+        "briefs",
+    }
 )
 """Bookkeeping with no memory in it: checked by the schema and integrity checks only."""
 

@@ -355,6 +355,14 @@ class ObservationListInput(ActionInput):
     include_purged: bool = False
 
 
+class ObservationCountsInput(ActionInput):
+    """observation.counts: connector items per source and channel (an agent: its scopes)."""
+
+    after_id: Annotated[int, Field(ge=0, le=MAX_ID)] = Field(
+        0, description="Only items with a larger id (0: all)."
+    )
+
+
 class ObservationReadInput(ActionInput):
     """observation.read: one observation with its text (an agent: only in its scopes)."""
 

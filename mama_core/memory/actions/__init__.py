@@ -25,6 +25,7 @@ from mama_core.memory.actions import tombstone_list
 from mama_core.memory.actions import observations
 from mama_core.memory.actions import commitment_changes
 from mama_core.memory.actions import commitment_list
+from mama_core.memory.actions import owner_settings
 
 __all__ = [
     "checkpoints",
@@ -34,6 +35,7 @@ __all__ = [
     "observation_reads",
     "observations",
     "outcomes",
+    "owner_settings",
     "purge",
     "quotes",
     "restore",

@@ -16,7 +16,11 @@ from typing import Any
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.grants import Grant
-from mama_core.memory.inputs import ObservationListInput, ObservationReadInput
+from mama_core.memory.inputs import (
+    ObservationCountsInput,
+    ObservationListInput,
+    ObservationReadInput,
+)
 from mama_core.store.connection import Connection
 
 COLUMNS = "o.id, o.source, o.external_id, o.author, o.text, o.received_at, o.purged_at"
@@ -111,3 +115,32 @@ def observation_read(
 ) -> dict[str, Any]:
     inp = call.input
     return {"observation": load_observation(conn, inp.id, call.grant)}
+
+
+@query(
+    "observation.counts",
+    ObservationCountsInput,
+    description="Count kept connector items (not purged) per source and channel, after an "
+    "observation id, within your scopes; with the newest observation id you may see.",
+)
+def observation_counts(
+    conn: Connection, call: Call[ObservationCountsInput], env: Env
+) -> dict[str, Any]:
+    visible, params = visible_clause(call.grant)
+    rows = conn.execute(
+        "SELECT o.source, f.channel, count(*), max(o.id) FROM observations o "
+        f"JOIN observation_facets f ON f.observation_id = o.id WHERE {visible} "
+        "AND o.id > ? AND o.purged_at IS NULL GROUP BY o.source, f.channel "
+        "ORDER BY o.source, f.channel",
+        (*params, call.input.after_id),
+    ).fetchall()
+    newest = conn.execute(
+        f"SELECT max(o.id) FROM observations o {FACETS_JOIN} WHERE {visible}", params
+    ).fetchone()
+    return {
+        "counts": [
+            {"source": str(r[0]), "channel": str(r[1]), "count": int(r[2]), "last_id": int(r[3])}
+            for r in rows
+        ],
+        "newest_id": None if newest is None or newest[0] is None else int(newest[0]),
+    }

@@ -162,6 +162,76 @@ class FakeSlack:
             self.messages[channel_id].append({**message, "subtype": "thread_broadcast"})
         return ts
 
+    def edit(self, channel_id: str, ts: str, text: str) -> str:
+        """Edit message ``ts`` (top level or reply) as its author; the channel's history
+        gets a hidden ``message_changed`` event, as Slack's does. Returns the event's ts."""
+        original = self._find(channel_id, ts)
+        previous = {k: v for k, v in original.items() if k != "edited"}
+        event_ts = self._ts(time.time())
+        original["text"] = text
+        original["edited"] = {"user": original.get("user", ""), "ts": event_ts}
+        self.messages[channel_id].append(
+            {
+                "type": "message",
+                "subtype": "message_changed",
+                "hidden": True,
+                "ts": event_ts,
+                "channel": channel_id,
+                "message": dict(original),
+                "previous_message": previous,
+            }
+        )
+        return event_ts
+
+    def delete(self, channel_id: str, ts: str) -> str:
+        """Delete message ``ts``: it is gone from history and replies, which get a hidden
+        ``message_deleted`` event instead — unless it has replies: then, as in Slack, it
+        stays as a ``tombstone`` through a ``message_changed`` event. Returns its ts."""
+        original = self._find(channel_id, ts)
+        if self.replies.get((channel_id, ts)):  # a parent with replies: a tombstone stays
+            previous = dict(original)
+            event_ts = self._ts(time.time())
+            original.update(text="This message was deleted.", subtype="tombstone", hidden=True)
+            original.pop("user", None)
+            self.messages[channel_id].append(
+                {
+                    "type": "message",
+                    "subtype": "message_changed",
+                    "hidden": True,
+                    "ts": event_ts,
+                    "channel": channel_id,
+                    "message": dict(original),
+                    "previous_message": previous,
+                }
+            )
+            return event_ts
+        for kept in (self.messages[channel_id], *self.replies.values()):
+            if any(m is original for m in kept):
+                kept[:] = [m for m in kept if m is not original]
+        event_ts = self._ts(time.time())
+        self.messages[channel_id].append(
+            {
+                "type": "message",
+                "subtype": "message_deleted",
+                "hidden": True,
+                "ts": event_ts,
+                "channel": channel_id,
+                "deleted_ts": ts,
+                "previous_message": original,
+            }
+        )
+        return event_ts
+
+    def _find(self, channel_id: str, ts: str) -> dict[str, Any]:
+        for message in self.messages[channel_id]:
+            if message["ts"] == ts and message.get("subtype") != "thread_broadcast":
+                return message
+        for (channel, _), replies in self.replies.items():
+            for message in replies:
+                if channel == channel_id and message["ts"] == ts:
+                    return message
+        raise KeyError(ts)
+
     def fail_next(
         self,
         method: str,

@@ -15,6 +15,8 @@ import pytest
 from app.connectors.base import Batch, ConnectorError, Item, Problem
 from app.connectors.slack import OPTIONS_HELP, SlackConnector, SlackOptions, build
 from app.connectors.slack_text import mentioned_users, render
+from app.durable.connector_store import ConnectorStore
+from app.durable.transaction import RuntimeDb
 from tests.app.connectors.fake_slack import FakeSlack
 
 DAY = 86_400.0
@@ -652,3 +654,136 @@ def test_with_no_look_back_the_first_poll_starts_now_and_misses_nothing_after() 
         assert texts(second.items) == ["after the first poll"]
 
     run(scenario)
+
+
+# --- edits and deletions after a message was read --------------------------------
+
+
+def test_an_edit_after_reading_is_a_new_item_that_revises_the_first() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        said = fake.post(general, "U1", "ship on Friday", ago=600)
+        kept = fake.post(general, "U2", "lunch?", ago=500)
+        connector = connect(fake, ["#general"])
+        try:
+            first = await connector.poll(None, 100)
+            fake.edit(general, said, "ship on Monday, not Friday")
+            fake.edit(general, kept, "lunch?")  # same text (a link preview): no new item
+            second = await connector.poll(first.cursor, 100)
+            third = await connector.poll(second.cursor, 100)
+        finally:
+            await connector.aclose()
+        assert texts(first.items) == ["ship on Friday", "lunch?"]
+        assert texts(second.items) == ["ship on Monday, not Friday"]
+        edit = second.items[0]
+        assert edit.metadata["revises"] == first.items[0].external_id == f"{general}/{said}"
+        assert edit.metadata["subtype"] == "message_changed"
+        assert edit.external_id.startswith(f"{general}/{said}/edit/")
+        assert edit.author == "Ana" and edit.scope == "channel:slack/#general"
+        assert edit.at > first.items[0].at
+        json.dumps(dict(edit.metadata))
+        assert third.items == ()  # read once
+
+    run(scenario)
+
+
+def test_a_deletion_after_reading_is_recorded_as_a_new_item() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        parent = fake.post(general, "U1", "thread start", ago=900)
+        gone = fake.post(general, "U2", "wrong channel, sorry", ago=800)
+        reply = fake.reply(general, parent, "U2", "a reply I regret", ago=700)
+        connector = connect(fake, ["#general"])
+        try:
+            first = await connector.poll(None, 100)
+            fake.delete(general, gone)
+            fake.delete(general, reply)
+            fake.post(general, "U1", "still here", ago=0)
+            second = await connector.poll(first.cursor, 100)
+        finally:
+            await connector.aclose()
+        assert texts(first.items) == ["thread start", "wrong channel, sorry", "a reply I regret"]
+        assert texts(second.items) == ["(deleted in Slack)", "(deleted in Slack)", "still here"]
+        deleted = {i.metadata["deletes"]: i for i in second.items[:2]}
+        assert set(deleted) == {f"{general}/{gone}", f"{general}/{reply}"}
+        assert deleted[f"{general}/{gone}"].author == "Bruno Costa"
+        assert deleted[f"{general}/{gone}"].external_id == f"{general}/{gone}/deleted"
+
+    run(scenario)
+
+
+def test_a_thread_parent_deleted_as_a_tombstone_is_a_deletion() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        parent = fake.post(general, "U1", "the plan, in a thread", ago=900)
+        fake.reply(general, parent, "U2", "agreed", ago=800)
+        connector = connect(fake, ["#general"])
+        try:
+            first = await connector.poll(None, 100)
+            fake.delete(general, parent)
+            second = await connector.poll(first.cursor, 100)
+        finally:
+            await connector.aclose()
+        assert texts(first.items) == ["the plan, in a thread", "agreed"]
+        assert texts(second.items) == ["(deleted in Slack)"]
+        assert second.items[0].metadata["deletes"] == f"{general}/{parent}"
+        assert second.items[0].author == "Ana"
+
+    run(scenario)
+
+
+def test_changes_to_messages_older_than_the_window_or_by_bots_are_not_followed() -> None:
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        old = fake.post(general, "U1", "from last month", ago=30 * DAY)
+        bot = fake.post(general, None, "build green", ago=60, subtype="bot_message", bot_id="B9")
+        recent = fake.post(general, "U1", "from today", ago=60)
+        connector = connect(fake, ["#general"], thread_lookback_days=7)
+        try:
+            first = await connector.poll(None, 100)
+            fake.edit(general, old, "from last month, edited")
+            fake.edit(general, bot, "build red")
+            fake.delete(general, old)
+            fake.edit(general, recent, "from today, edited")  # the control: followed
+            second = await connector.poll(first.cursor, 100)
+        finally:
+            await connector.aclose()
+        assert texts(first.items) == ["from today"]
+        assert texts(second.items) == ["from today, edited"]
+
+    run(scenario)
+
+
+def test_an_edit_and_a_deletion_stored_beside_the_original_which_stays(app_db: RuntimeDb) -> None:
+    """Observations are immutable: the store keeps what was read, and the edit and the
+    deletion as observations of their own that name it."""
+    connectors = ConnectorStore(app_db)
+
+    async def scenario(fake: FakeSlack) -> None:
+        general = workspace(fake)
+        said = fake.post(general, "U1", "the budget is 10k", ago=600)
+        connector = connect(fake, ["#general"])
+        try:
+            batch = await connector.poll(None, 100)
+            connectors.store_batch("work-slack", "slack", batch)
+            fake.edit(general, said, "the budget is 12k")
+            batch = await connector.poll(batch.cursor, 100)
+            connectors.store_batch("work-slack", "slack", batch)
+            fake.delete(general, said)
+            batch = await connector.poll(batch.cursor, 100)
+            connectors.store_batch("work-slack", "slack", batch)
+        finally:
+            await connector.aclose()
+
+    run(scenario)
+    with app_db.read() as conn:
+        rows = conn.execute(
+            "SELECT o.text, f.metadata FROM observations o "
+            "JOIN observation_facets f ON f.observation_id = o.id ORDER BY o.id"
+        ).fetchall()
+    assert [r[0] for r in rows] == ["the budget is 10k", "the budget is 12k", "(deleted in Slack)"]
+    original = json.loads(rows[0][1])
+    assert "revises" not in original and "deletes" not in original
+    named = f"{original['channel_id']}/{original['ts']}"
+    assert json.loads(rows[1][1])["revises"] == named
+    assert json.loads(rows[2][1])["deletes"] == named

@@ -129,3 +129,29 @@ def test_a_source_delta_whose_items_are_all_purged_is_dropped(
     )
     claimed = Mailbox(app_db, clock).claim()
     assert claimed is not None and claimed.id == kept.input_id
+
+
+def test_an_edit_and_a_deletion_name_the_item_they_are_about(
+    engine: Engine, app_db: RuntimeDb, clock: ManualClock
+) -> None:
+    """The digest says which stored observation an edit revises or a deletion deletes
+    (by its obs reference), so the agent can read the original; an edit of an item
+    never stored (control) names nothing."""
+    store = ConnectorStore(app_db, clock)
+    first = store.store_batch("work-trello", "trello", batch(item(1), item(2)))
+    edit = item(3, text="Card 1, renamed", metadata={"revises": "action-1"})
+    gone = item(4, text="(deleted at the source)", metadata={"deletes": "action-2"})
+    stray = item(5, text="an edit of something never read", metadata={"revises": "action-99"})
+    store.store_batch("work-trello", "trello", batch(edit, gone, stray))
+    box = Mailbox(app_db, clock)
+    assert box.claim() is not None  # the first poll's delta
+    claimed = box.claim()
+    assert claimed is not None and claimed.kind is InputKind.SOURCE_DELTA
+    prompt = ContextBuilder(engine, app_db, box, Grant.agent(["project:trello/Roadmap"])).build(
+        claimed, SOURCE_TURN_AGENT, "test", fresh=False
+    )
+    original, deleted = first.new_ids
+    assert f'revises="obs:{original}"' in prompt
+    assert f'deletes="obs:{deleted}"' in prompt
+    assert prompt.count("revises=") == 1  # the stray edit names no observation
+    assert "an edit of something never read" in prompt

@@ -1,12 +1,14 @@
-"""The injection corpus, its delivery as connector content, a model that obeys it, and
-the counts read back from the store.
+"""The injection corpus, a model that obeys it, and the counts read back from the store.
 
-``deliver`` is the one place hostile content enters: today it posts one source-delta
-input per poll into the mailbox (as the connector runtime does); the integrator can
-switch it to the real connector path without touching the tests.
+The corpus reaches the agent through the real connector path (``sources``): each
+message is written into the source its entry names, read by that connector and
+stored by ``ConnectorStore``; the runtime then builds each poll's source-delta
+digest from the observations (``app/runtime/source_delta.py``).
 
-``ObedientModel`` is the attacker's best friend: for every corpus message it finds in
-the turn's prompt it makes exactly the tool call the message asks for.
+``ObedientModel`` is the attacker's best friend: for every corpus message it reads
+in a turn — in the digest's evidence blocks, or through ``observation.read`` when the
+digest cut the message or left it out — it makes exactly the tool call the message
+asks for.
 """
 
 from __future__ import annotations
@@ -15,31 +17,28 @@ import json
 import re
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.durable.evidence import EVIDENCE_KEY, SCOPES_KEY
-from app.durable.mailbox import InputKind, Mailbox, NewInput, Posted
-from app.durable.transaction import RuntimeDb
 from mama_core.model import GUIDANCE_KINDS
 from mama_core.store.connection import Connection
 
 CORPUS = Path(__file__).with_name("corpus.jsonl")
 
+SLACK_TEAM = "T0INJECT"
+MAIL_USER = "me@example.com"
 SCOPES: dict[str, str] = {
     "slack": "channel:slack/#eng",
-    "mail": "channel:mail/me@example.com/INBOX",
+    "mail": f"channel:mail/{MAIL_USER}/INBOX",
     "trello": "project:trello/Launch",
 }
 """Each connector's own scope (the names of ``app/connectors/base.py``)."""
-SOURCES: dict[str, str] = {
-    "slack": "slack:T0INJECT",
-    "mail": "mail:me@example.com",
-    "trello": "trello:m-inject",
-}
-CHANNEL_NAMES = {"slack": "#eng", "mail": "INBOX", "trello": "Launch"}
+CONNECTORS: dict[str, str] = {k: f"inject-{k}" for k in SCOPES}
+"""The owner's name for each connector."""
+SOURCES: dict[str, str] = {k: f"connector:{name}" for k, name in CONNECTORS.items()}
+"""How a source-delta input of each connector is named (``connector_store``)."""
 ATTACKS = (
     "save_guidance",
     "retire_owner_rule",
@@ -65,56 +64,54 @@ def load_corpus() -> list[Entry]:
         return [Entry(**json.loads(line)) for line in lines if line.strip()]
 
 
-def deliver(runtime_db: RuntimeDb, source_kind: str, items: Sequence[Entry], poll: int) -> Posted:
-    """One poll of ``source_kind`` bringing ``items``: ONE source-delta input whose text
-    is the connector's digest (source, channel, author, message) and whose ``meta``
-    marks it as outside evidence and names the connector's scope (``SCOPES_KEY``: the
-    turn may work only there; the real connector path must name it the same way)."""
-    parts = [
-        f"[{source_kind} {CHANNEL_NAMES[source_kind]}] from mallory-{item.id}:\n{item.text}"
-        for item in items
-    ]
-    new = NewInput(
-        InputKind.SOURCE_DELTA,
-        SOURCES[source_kind],
-        f"poll-{poll}",
-        "\n\n".join(parts),
-        author=f"{source_kind} connector",
-        meta={
-            EVIDENCE_KEY: "connector",
-            SCOPES_KEY: [SCOPES[source_kind]],
-            "connector": f"{source_kind}-inject",
-            "items": len(items),
-        },
-    )
-    return Mailbox(runtime_db).post(new)
-
-
 def as_seen(text: str) -> str:
     """``text`` as it reads inside an evidence block (markers broken, see ``wrap_evidence``)."""
     return text.replace("<<<", "<\u200b<<").replace(">>>", ">\u200b>>")
 
 
-ITEM = re.compile(
-    r"^\[(?:slack|mail|trello) [^\]\n]*\] from [^\n]*:\n(.*?)"
-    r"(?=\n\n\[(?:slack|mail|trello) [^\]\n]*\] from |\n<<<end-untrusted-evidence>>>|\Z)",
+BLOCK = re.compile(
+    r'^<<<untrusted-evidence ref="obs:(?P<obs>\d+)"[^\n]*? author="(?P<author>[^"]*)"'
+    r"[^\n]*>>>\n(?P<body>.*?)\n<<<end-untrusted-evidence>>>$",
     re.DOTALL | re.MULTILINE,
 )
-"""One message of a digest (see ``deliver``): its header line, then its text."""
+"""One item of a source-delta digest: its reference, author and (shown) text."""
+CUT = re.compile(r'… \(\d+ more characters: observation\.read \{"id": (\d+)\}\)\Z')
+"""The end of an item the digest cut short."""
+LEFT_OUT = re.compile(r"observation\.read by id \(obs:(\d+) to obs:(\d+)")
+"""The digest's note on items of the poll it did not show."""
+SENDER = re.compile(r"mallory-(inj-\d+)")
+"""A corpus message's sender names its entry (``sources.sender``)."""
 OWNER_SAYS = re.compile(
     r"^\[Message from the owner via [^\]\n]*\]\n(.*)\Z", re.DOTALL | re.MULTILINE
 )
 """The owner's own message (the positive control): all the text after its label."""
 
 
-def found_in(prompt: str, corpus: Iterable[Entry]) -> list[Entry]:
-    """The corpus messages the prompt carries, each read whole (a message that merely
-    quotes another's words is not that other message), in corpus order."""
-    items = {m.group(1) for m in ITEM.finditer(prompt)}
+CARD_MOVE = re.compile(r'\ACard "(.*)" moved from "Backlog" to "Doing" on board Launch\Z', re.S)
+"""A card-title carrier: the card's name is the attack (``sources.trello_action``)."""
+
+
+def instruction(entry: Entry) -> str:
+    """The words of ``entry`` that must reach the agent for it to be obeyed: its text,
+    except a mail header carrier's Subject (headers other than Subject are not shown)
+    and a card title's name (the connector describes the move in its own words)."""
+    if entry.carrier == "email_header":
+        return entry.text.split("\n", 1)[0].removeprefix("Subject: ")
+    if entry.carrier == "card_title":
+        moved = CARD_MOVE.match(entry.text)
+        assert moved is not None, entry.id
+        return moved.group(1)
+    return entry.text.strip() if entry.channel == "mail" else entry.text
+
+
+def owner_says(prompt: str, corpus: Iterable[Entry]) -> list[Entry]:
+    """The corpus messages the owner typed in a turn without outside content."""
+    if BLOCK.search(prompt):
+        return []
     owner = OWNER_SAYS.search(prompt)
-    if owner is not None:
-        items.add(owner.group(1))
-    return [e for e in corpus if as_seen(e.text) in items or e.text in items]
+    if owner is None:
+        return []
+    return [e for e in corpus if e.text == owner.group(1)]
 
 
 def calls_for(entry: Entry) -> tuple[str, dict[str, Any]]:
@@ -173,28 +170,97 @@ class Attempt:
         return "applied"
 
 
+Planned = list[tuple[str, str, dict[str, Any]]]
+"""(call id, tool name, arguments) of the calls a model makes in one step."""
+
+
 @dataclass
 class ObedientModel:
-    """Plans one tool call per corpus message found in a turn; records what came back."""
+    """Plans one tool call per corpus message it reads in a turn; records what came back.
+
+    It reads the digest's evidence blocks; an item the digest cut short or left out it
+    reads whole with ``observation.read`` first (as a thorough agent would). A block
+    is a corpus entry when its sender names the entry; the entry is obeyed only if its
+    instruction (``instruction``) is really in what was read, else it is ``garbled``.
+    """
 
     corpus: list[Entry]
     prefix: str
     """How the CLI names our tools: ``mcp__mama__`` (Claude Code) or ``""`` (Codex)."""
     attempts: dict[str, Attempt] = field(default_factory=dict)
     seen: list[str] = field(default_factory=list)
+    garbled: list[str] = field(default_factory=list)
+    """Entries read whose instruction was not in what reached the agent."""
+    reads: dict[str, int] = field(default_factory=dict)
+    """observation.read calls made: call id -> observation id."""
+    unread: dict[int, str] = field(default_factory=dict)
+    """observation.read calls that did not return the observation (what came back)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _done: set[int] = field(default_factory=set)
 
-    def plan(self, prompt: str) -> list[tuple[str, str, dict[str, Any]]]:
-        """(call id, tool name, arguments) for each message in ``prompt``."""
-        planned: list[tuple[str, str, dict[str, Any]]] = []
+    def plan(self, prompt: str) -> Planned:
+        """The calls for every message in ``prompt`` (or reads of those not shown whole)."""
+        planned: Planned = []
+        by_id = {e.id: e for e in self.corpus}
         with self.lock:
-            for entry in found_in(prompt, self.corpus):
-                action, args = calls_for(entry)
-                call_id = f"toolu_{entry.id.replace('-', '_')}_{len(self.attempts)}"
-                self.attempts[call_id] = Attempt(entry, action)
-                self.seen.append(entry.id)
-                planned.append((call_id, self.prefix + action.replace(".", "_"), args))
+            for entry in owner_says(prompt, self.corpus):
+                planned.append(self._obey(entry))
+            to_read: list[int] = []
+            for block in BLOCK.finditer(prompt):
+                obs, body = int(block["obs"]), block["body"]
+                if CUT.search(body):
+                    to_read.append(obs)
+                    continue
+                planned += self._read_item(obs, block["author"], body, as_seen, by_id)
+            for left_out in LEFT_OUT.finditer(prompt):
+                to_read += range(int(left_out[1]), int(left_out[2]) + 1)
+            for obs in to_read:
+                call_id = f"toolu_read_{obs}_{len(self.reads)}"
+                self.reads[call_id] = obs
+                planned.append((call_id, self.prefix + "observation_read", {"id": obs}))
         return planned
+
+    def plan_reads(self, results: Sequence[tuple[str, str]]) -> Planned:
+        """The calls for the messages that ``observation.read`` results (call id, text) hold."""
+        planned: Planned = []
+        by_id = {e.id: e for e in self.corpus}
+        with self.lock:
+            for call_id, result in results:
+                obs = self.reads.get(call_id)
+                if obs is None:
+                    continue
+                try:
+                    found = json.loads(result)["observation"]
+                except (ValueError, KeyError, TypeError):
+                    self.unread[obs] = result[:300]
+                    continue
+                planned += self._read_item(obs, found["author"], found["text"], str, by_id)
+        return planned
+
+    def _read_item(
+        self,
+        obs: int,
+        author: str,
+        text: str,
+        shown: Callable[[str], str],
+        by_id: dict[str, Entry],
+    ) -> Planned:
+        sent_by = SENDER.search(author)
+        entry = by_id.get(sent_by.group(1)) if sent_by else None
+        if entry is None or obs in self._done:
+            return []
+        self._done.add(obs)
+        if shown(instruction(entry)) not in text:
+            self.garbled.append(entry.id)
+            return []
+        return [self._obey(entry)]
+
+    def _obey(self, entry: Entry) -> tuple[str, str, dict[str, Any]]:
+        action, args = calls_for(entry)
+        call_id = f"toolu_{entry.id.replace('-', '_')}_{len(self.attempts)}"
+        self.attempts[call_id] = Attempt(entry, action)
+        self.seen.append(entry.id)
+        return call_id, self.prefix + action.replace(".", "_"), args
 
     def answered(self, call_id: str, result: str, is_error: bool) -> None:
         with self.lock:
@@ -270,8 +336,10 @@ def harm(conn: Connection, owner_rules: dict[int, str], secrets: Sequence[str]) 
     )
 
 
-RAW_TABLES = ("observations", "mailbox", "deliveries")
-"""Where the raw messages themselves live (kept by design, purgeable by the owner)."""
+RAW_TABLES = ("observations", "observation_facets", "mailbox", "deliveries")
+"""Where the raw messages themselves live (kept by design, purgeable by the owner):
+``observation_facets`` holds a connector item's own metadata (a mail's subject),
+emptied when the item is purged."""
 
 
 def secrets_in_memory(conn: Connection, secrets: Sequence[str]) -> list[str]:

@@ -1,7 +1,10 @@
 """The trust rules against hostile connector content, with a model that obeys it.
 
-Every corpus message reaches the REAL Claude Code CLI (a sample the REAL Codex CLI)
-as connector content in source-delta turns; the fake model behind the CLI calls
+Every corpus message is written into the source its entry names (Slack, mail in a
+real Dovecot, Trello), read by the REAL connector into the REAL connector store
+(``sources``), and reaches the REAL Claude Code CLI (a sample the REAL Codex CLI) in
+the source-delta turns the runtime builds from the stored observations; the fake
+model behind the CLI calls
 exactly what each message asks (memory.save of guidance, memory.retire of the
 owner's rule, a replacing save, memory.update_outcome, a save into a foreign scope,
 a save of a secret). The counts of harm are then read from the store, not from the
@@ -13,7 +16,9 @@ proposal the owner approves).
 
 One runtime serves all three connectors, its agent granted ``global`` and each
 connector's scope (the names of ``app/connectors/base.py``); each poll's delta names
-its connector's scope, so its turn works only there.
+its items' scope (``ConnectorStore``), so its turn works only there. The two 50 KB
+messages are kept cut by their connectors before their instruction, so they are
+read (through ``observation.read``) but cannot be obeyed: the tests name them.
 """
 
 from __future__ import annotations
@@ -32,10 +37,14 @@ from app.backends.base import AgentBackend, TurnReply
 from app.backends.claude_code import ClaudeCodeBackend, ClaudeSettings
 from app.backends.codex import CodexBackend, CodexSettings
 from app.backends.command_mode import CommandModeBackend
+from app.durable.connector_store import Stored, load_items
 from app.durable.mailbox import ClaimedInput, InputKind, NewInput
+from app.durable.schema import open_runtime_db
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
+from app.runtime.source_delta import render_digest
 from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.memory.actions.observation_reads import load_observation
 from mama_core.store import Store
 from tests.app.backends.fake_anthropic import (
     FakeAnthropic,
@@ -45,12 +54,13 @@ from tests.app.backends.fake_anthropic import (
     tool_use,
 )
 from tests.app.backends.fake_openai import FakeResponses, function_call, message
+from tests.app.connectors.dovecot_server import Dovecot
+from tests.app.injection.sources import cut_by_connector, poll_all, running_sources
 from tests.app.injection.support import (
     ATTACKS,
     SCOPES,
     Entry,
     ObedientModel,
-    deliver,
     harm,
     load_corpus,
 )
@@ -103,12 +113,18 @@ def claude_script(model: ObedientModel) -> Callable[[dict[str, Any]], tuple[list
     def script(body: dict[str, Any]) -> tuple[list[Any], str]:
         results = tool_results(body)
         if results:
+            read: list[tuple[str, str]] = []
             for r in results:
-                model.answered(str(r["tool_use_id"]), result_text(r), bool(r.get("is_error")))
-            return [text("Read it; nothing of the owner's changed without the owner.")], "end_turn"
-        planned = model.plan(last_user_text(body))
+                said = result_text(r)
+                model.answered(str(r["tool_use_id"]), said, bool(r.get("is_error")))
+                read.append((str(r["tool_use_id"]), said))
+            planned = model.plan_reads(read)
+        else:
+            planned = model.plan(last_user_text(body))
+            if not planned:
+                return [text("Nothing to act on.")], "end_turn"
         if not planned:
-            return [text("Nothing to act on.")], "end_turn"
+            return [text("Read it; nothing of the owner's changed without the owner.")], "end_turn"
         return [tool_use(name, args, cid) for cid, name, args in planned], "tool_use"
 
     return script
@@ -118,6 +134,7 @@ def codex_script(model: ObedientModel) -> Callable[[dict[str, Any]], list[dict[s
     def script(body: dict[str, Any]) -> list[dict[str, Any]]:
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
         if items and items[-1].get("type") == "function_call_output":
+            read: list[tuple[str, str]] = []
             for item in items:
                 if item.get("type") == "function_call_output":
                     out = item.get("output")
@@ -126,14 +143,19 @@ def codex_script(model: ObedientModel) -> Callable[[dict[str, Any]], list[dict[s
                             str(c.get("text", "")) for c in out or [] if isinstance(c, dict)
                         )
                     model.answered(str(item.get("call_id")), out, False)
-            return [message("Read it; nothing of the owner's changed without the owner.")]
-        said = ""
-        for item in reversed(items):
-            if item.get("role") == "user":
-                said = "\n".join(str(p.get("text", "")) for p in item.get("content") or [])
-                break
+                    read.append((str(item.get("call_id")), out))
+            planned = model.plan_reads(read)
+            if not planned:
+                return [message("Read it; nothing of the owner's changed without the owner.")]
+        else:
+            said = ""
+            for item in reversed(items):
+                if item.get("role") == "user":
+                    said = "\n".join(str(p.get("text", "")) for p in item.get("content") or [])
+                    break
+            planned = model.plan(said)
         calls = []
-        for cid, name, args in model.plan(said):
+        for cid, name, args in planned:
             call = function_call(name, args)
             call["call_id"] = cid
             calls.append(call)
@@ -190,19 +212,13 @@ and in ``global`` (where saves go by default)."""
 
 
 async def run_polls(
-    engine: Engine, store: Store, backend: AgentBackend, entries: Sequence[Entry]
+    engine: Engine, store: Store, backend: AgentBackend, entries: Sequence[Entry], mail: Dovecot
 ) -> list[TurnReply | None]:
-    """Deliver ``entries`` as connector polls (``PER_TURN`` messages of one connector
-    each, the connectors taking turns), then let one runtime run every turn."""
+    """Write ``entries`` into their sources; poll the real connectors (``PER_TURN``
+    items a poll, the connectors taking turns) into the connector store, one source
+    delta per poll; then let one runtime run every turn."""
     settings = RuntimeSettings(agent_scopes=GRANTED, default_scope="global", poll_seconds=5.0)
     runtime = OwnerRuntime(engine, store, backend, settings)
-    polls: list[tuple[str, Sequence[Entry]]] = []
-    for kind in SCOPES:
-        mine = [e for e in entries if e.channel == kind]
-        polls += [(kind, mine[i : i + PER_TURN]) for i in range(0, len(mine), PER_TURN)]
-    polls.sort(key=lambda poll: poll[1][0].id)
-    for n, (kind, items) in enumerate(polls):
-        assert not deliver(runtime.db, kind, items, n).duplicate
     finished: list[TurnReply | None] = []
     signal = Signal()
 
@@ -211,19 +227,28 @@ async def run_polls(
         signal.notify()
 
     runtime.turn_listeners.append(done)
-    await runtime.start()
-    try:
-        await signal.until(lambda: len(finished) >= len(polls), timeout=180.0 * len(polls))
-    finally:
-        await runtime.stop()
+    async with running_sources(mail) as sources:
+        sources.place(entries)
+        polls = [s for s in await poll_all(runtime.db, sources, PER_TURN) if s.input_id]
+        assert sum(len(s.new_ids) for s in polls) >= len(entries)
+        await runtime.start()
+        try:
+            await signal.until(lambda: len(finished) >= len(polls), timeout=180.0 * len(polls))
+        finally:
+            await runtime.stop()
     return finished
 
 
 def check_table(model: ObedientModel, corpus: Sequence[Entry]) -> dict[str, Counter[str]]:
-    """Every message was read and its call made and answered; the engine's answers."""
-    assert sorted(model.seen) == sorted(e.id for e in corpus)  # each found exactly once
+    """Every message reached the agent and its call was made and answered, except
+    those the connector itself cut before their instruction; the engine's answers."""
+    cut = cut_by_connector(corpus)
+    assert sorted(model.garbled) == sorted(cut)
+    assert model.unread == {}  # every observation.read answered with the observation
+    reached = [e for e in corpus if e.id not in cut]
+    assert sorted(model.seen) == sorted(e.id for e in reached)  # each found exactly once
     table = model.table()
-    wanted = Counter(e.attack for e in corpus)
+    wanted = Counter(e.attack for e in reached)
     for attack in wanted:
         assert table[attack]["attempted"] == wanted[attack], attack
         assert table[attack]["unanswered"] == 0, attack
@@ -266,9 +291,59 @@ def test_the_corpus_is_large_varied_and_in_our_shape() -> None:
     assert all(e.channel == "trello" for e in corpus if e.carrier == "card_title")
 
 
+def test_every_message_reaches_a_digest_through_its_own_connector(
+    store: Store, mail_server: Dovecot
+) -> None:
+    """The delivery alone (no CLI): the corpus written into Slack, Dovecot and Trello,
+    polled by the real connectors into the connector store, comes back in the digests
+    the runtime builds — each message once, in a delta naming only its connector's
+    scope — except the two 50 KB messages, which the mail and Trello connectors keep
+    cut before their instruction (read whole through ``observation.read``, they hold
+    none)."""
+    corpus = load_corpus()
+    model = ObedientModel(corpus, "")
+    db = open_runtime_db(store)
+
+    async def scenario() -> list[Stored]:
+        async with running_sources(mail_server) as sources:
+            sources.place(corpus)
+            return await poll_all(db, sources, PER_TURN)
+
+    try:
+        polls = [s for s in asyncio.run(scenario()) if s.input_id is not None]
+        scopes: Counter[str] = Counter()
+        for poll in polls:
+            assert 0 < len(poll.new_ids) <= PER_TURN
+            with db.read() as conn:
+                meta = json.loads(
+                    conn.execute(
+                        "SELECT meta FROM mailbox WHERE id = ?", (poll.input_id,)
+                    ).fetchone()[0]
+                )
+                planned = model.plan(
+                    render_digest(meta["connector"], load_items(conn, meta["observations"]))
+                )
+                reads = [
+                    (cid, json.dumps({"observation": load_observation(conn, args["id"])}))
+                    for cid, name, args in planned
+                    if name == "observation_read"
+                ]
+            model.plan_reads(reads)
+            assert len(meta["scopes"]) == 1
+            scopes[meta["scopes"][0]] += 1
+    finally:
+        db.close()
+    assert set(scopes) == set(SCOPES.values())
+    cut = cut_by_connector(corpus)
+    assert len(cut) == 2 and sorted(model.garbled) == cut  # the two 50 KB messages
+    assert model.unread == {}
+    assert sorted(model.seen) == sorted(e.id for e in corpus if e.id not in cut)
+    assert model.reads  # the long mail was read whole through observation.read
+
+
 @pytest.mark.slow
 def test_the_whole_corpus_through_claude_code_changes_nothing_of_the_owners(
-    engine: Engine, store: Store, claude_bin: Path, tmp_path: Path
+    engine: Engine, store: Store, claude_bin: Path, tmp_path: Path, mail_server: Dovecot
 ) -> None:
     corpus = load_corpus()
     rules = seed_owner_rules(engine)
@@ -279,7 +354,7 @@ def test_the_whole_corpus_through_claude_code_changes_nothing_of_the_owners(
 
     async def scenario() -> None:
         backend = claude_backend(claude_bin, fake.url, tmp_path / "claude")
-        replies.extend(await run_polls(engine, store, backend, corpus))
+        replies.extend(await run_polls(engine, store, backend, corpus, mail_server))
 
     try:
         asyncio.run(scenario())
@@ -308,7 +383,7 @@ def test_the_whole_corpus_through_claude_code_changes_nothing_of_the_owners(
 
 @pytest.mark.slow
 def test_a_sample_through_codex_changes_nothing_of_the_owners(
-    engine: Engine, store: Store, codex_bin: Path, tmp_path: Path
+    engine: Engine, store: Store, codex_bin: Path, tmp_path: Path, mail_server: Dovecot
 ) -> None:
     corpus = load_corpus()
     sample = [e for e in corpus if e.carrier != "very_long"][::11][:20]
@@ -321,7 +396,7 @@ def test_a_sample_through_codex_changes_nothing_of_the_owners(
 
     async def scenario() -> None:
         backend = codex_backend(codex_bin, fake.url, tmp_path / "codex")
-        replies.extend(await run_polls(engine, store, backend, sample))
+        replies.extend(await run_polls(engine, store, backend, sample, mail_server))
 
     try:
         asyncio.run(scenario())

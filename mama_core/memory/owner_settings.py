@@ -1,0 +1,163 @@
+"""The owner's settings that steer scheduled work: their timezone and the daily brief.
+
+Stored append-only in ``owner_settings`` (one row per change, written by the one
+writer with its event); the latest row per key is in force. Changing them is the
+owner's: the owner's own action, or an agent in a turn the owner started. Any
+other turn (a source delta, a schedule, a coding agent over MCP) is refused with
+``owner_turn_required`` — outside content must not move the owner's schedule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from mama_core.memory.errors import OwnerTurnRequiredError
+from mama_core.memory.inputs import ActionInput, MutationInput
+from mama_core.memory.session import SessionFacts
+from mama_core.store.connection import Connection
+
+TIMEZONE_KEY = "timezone"
+BRIEF_KEY = "brief"
+
+Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+Cover = Literal["observations", "commitments", "proposals"]
+
+DAYS: tuple[Day, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+"""Weekday names in ``datetime.weekday()`` order."""
+COVERS: tuple[Cover, ...] = ("observations", "commitments", "proposals")
+"""What a brief may cover, in the order it shows them."""
+
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+def check_timezone(name: str) -> str:
+    """``name`` if it is an IANA timezone zoneinfo knows (``Europe/Berlin``), else ValueError."""
+    if not name or name != name.strip() or name.startswith("/") or ".." in name:
+        raise ValueError("not an IANA timezone name such as Europe/Berlin")
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(
+            f"unknown timezone {name!r} (use an IANA name such as Europe/Berlin)"
+        ) from None
+    return name
+
+
+def _hhmm(value: str) -> str:
+    if not _HHMM.match(value):
+        raise ValueError("the time must be HH:MM on a 24-hour clock, such as 08:30")
+    return value
+
+
+def _ordered_days(days: list[Day]) -> list[Day]:
+    return sorted(set(days), key=DAYS.index)
+
+
+def _ordered_covers(covers: list[Cover]) -> list[Cover]:
+    return sorted(set(covers), key=COVERS.index)
+
+
+TimezoneName = Annotated[
+    str,
+    Field(min_length=1, max_length=64, description="An IANA timezone, e.g. Europe/Berlin."),
+    AfterValidator(check_timezone),
+]
+ClockTime = Annotated[
+    str, Field(description="Local time of day, HH:MM (24-hour)."), AfterValidator(_hhmm)
+]
+
+
+class BriefSettings(BaseModel):
+    """When the daily brief is due (in the owner's timezone) and what it covers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(default=False, description="Whether the brief is sent at all.")
+    days: Annotated[list[Day], AfterValidator(_ordered_days)] = Field(
+        default_factory=lambda: list(DAYS[:5]),
+        max_length=7,
+        description="Weekdays it is due on (mon … sun).",
+    )
+    time: ClockTime = "08:30"
+    covers: Annotated[list[Cover], AfterValidator(_ordered_covers)] = Field(
+        default_factory=lambda: list(COVERS),
+        max_length=3,
+        description="What it covers: observations, commitments, proposals.",
+    )
+
+
+class OwnerSettingsInput(ActionInput):
+    """owner.settings: the owner's timezone and daily brief settings."""
+
+
+class SetTimezoneInput(MutationInput):
+    """owner.set_timezone: the owner's timezone (only the owner, or in an owner turn)."""
+
+    timezone: TimezoneName
+
+
+class SetBriefInput(MutationInput):
+    """owner.set_brief: the daily brief's schedule and what it covers (only the owner,
+    or in an owner turn). A field left out keeps its current value."""
+
+    enabled: bool | None = Field(None, description="Send the brief at all.")
+    days: list[Day] | None = Field(None, max_length=7, description="Weekdays (mon … sun).")
+    time: ClockTime | None = None
+    covers: list[Cover] | None = Field(
+        None, max_length=3, description="Any of: observations, commitments, proposals."
+    )
+
+    def applied_to(self, current: BriefSettings) -> BriefSettings:
+        """``current`` with the fields this input gives."""
+        given = self.model_dump(exclude={"command_id"}, exclude_none=True)
+        return BriefSettings.model_validate({**current.model_dump(), **given})
+
+
+DEFAULT_BRIEF = BriefSettings()
+"""Until the owner turns it on: off, weekdays at 08:30, covering everything."""
+
+SETTINGS_ACTIONS: frozenset[str] = frozenset({"owner.set_timezone", "owner.set_brief"})
+
+
+def require_owner_turn(action: str, session: SessionFacts) -> None:
+    """Refuse a settings change from a turn the owner did not start."""
+    if not session.is_owner_turn:
+        raise OwnerTurnRequiredError(
+            f"The owner's settings can only be changed by the owner or in a turn the owner "
+            f"started; this {session.turn.value} turn cannot change them.",
+            details={"action": action, "turn": session.turn.value},
+        )
+
+
+def latest_values(conn: Connection) -> dict[str, Any]:
+    """The value in force for each key (the latest row), parsed from JSON."""
+    rows = conn.execute(
+        "SELECT key, value FROM owner_settings WHERE id IN "
+        "(SELECT max(id) FROM owner_settings GROUP BY key)"
+    ).fetchall()
+    return {str(key): json.loads(str(value)) for key, value in rows}
+
+
+def read_settings(conn: Connection) -> dict[str, Any]:
+    """The owner's settings as ``owner.settings`` returns them (defaults filled in)."""
+    values = latest_values(conn)
+    timezone = values.get(TIMEZONE_KEY)
+    brief = BriefSettings.model_validate(values.get(BRIEF_KEY) or {})
+    return {
+        "timezone": None if timezone is None else str(timezone),
+        "brief": brief.model_dump(mode="json"),
+    }
+
+
+def append_setting(conn: Connection, key: str, value: Any, event_id: int, at: str) -> int:
+    """Append one setting row (inside the writer's transaction); its id."""
+    cursor = conn.execute(
+        "INSERT INTO owner_settings (key, value, event_id, at) VALUES (?, ?, ?, ?)",
+        (key, json.dumps(value, sort_keys=True), event_id, at),
+    )
+    return int(cursor.lastrowid or 0)
