@@ -439,7 +439,13 @@ class Desktop(QtCore.QObject):
         from ui.settings_flow import apply_choice, settings_dialog
 
         before = self.memory.settings if self.memory else Settings.load(self.paths.settings)
-        dialog = await settings_dialog(self.window, before, self.paths.home)
+        dialog = await settings_dialog(
+            self.window,
+            before,
+            self.paths.home,
+            settings_path=self.paths.settings,
+            store=self.memory.store if self.memory else None,
+        )
         self.settings_dialog = dialog
         try:
             if await self._show(dialog) != QtWidgets.QDialog.DialogCode.Accepted:
@@ -476,6 +482,8 @@ class Desktop(QtCore.QObject):
             self.settings_applied.emit(new)
         finally:
             self.settings_dialog = None
+            if dialog.connectors_page is not None:
+                await dialog.connectors_page.aclose()
             dialog.deleteLater()
 
     async def _store_token(self, token: str) -> None:

@@ -1,16 +1,18 @@
 """The Settings dialog: data folder, embedding model, agent backend, Telegram token,
-guidance budget and start at login.
+guidance budget and start at login (General), and the connectors (Connectors).
 
 The dialog only gathers a ``SettingsChoice``; the desktop controller applies
 it (settings file, keyring, autostart entry, re-embedding). The Telegram token
 goes to the OS keyring and nowhere else: without a keyring the field is
-disabled and the dialog says why.
+disabled and the dialog says why. The Connectors page (``ui.connectors_page``)
+acts at once; Save keeps the connectors as that page left them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -23,6 +25,9 @@ from ui.telegram_help import (
     no_keyring_token_note,
     token_from_environment,
 )
+
+if TYPE_CHECKING:
+    from ui.connectors_page import ConnectorsPage
 
 AGENT_BACKENDS: tuple[tuple[str, str], ...] = (
     ("command", "Commands only (no model)"),
@@ -60,6 +65,7 @@ class SettingsDialog(QtWidgets.QDialog):
         keyring_ok: bool,
         token_stored: bool,
         start_at_login: bool,
+        connectors: ConnectorsPage | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -69,8 +75,17 @@ class SettingsDialog(QtWidgets.QDialog):
         self._data_folder = data_folder
         self._keyring_ok = keyring_ok
         self._forget_token = False
+        self.connectors_page = connectors
 
-        form = QtWidgets.QFormLayout(self)
+        outer = QtWidgets.QVBoxLayout(self)
+        self.pages = QtWidgets.QTabWidget()
+        self.pages.setObjectName("settings_pages")
+        general = QtWidgets.QWidget()
+        self.pages.addTab(general, "General")
+        if connectors is not None:
+            self.pages.addTab(connectors, "Connectors")
+        outer.addWidget(self.pages)
+        form = QtWidgets.QFormLayout(general)
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
 
         self.data_folder = QtWidgets.QLineEdit(str(data_folder))
@@ -183,8 +198,8 @@ class SettingsDialog(QtWidgets.QDialog):
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet(note_style("error"))
         self.problem.setVisible(False)
-        form.addRow(self.problem)
-        form.addRow(buttons)
+        outer.addWidget(self.problem)
+        outer.addWidget(buttons)
 
     @staticmethod
     def _row(*widgets: QtWidgets.QWidget) -> QtWidgets.QWidget:
@@ -244,6 +259,12 @@ class SettingsDialog(QtWidgets.QDialog):
             return
         super().accept()
 
+    def _connectors(self) -> dict[str, object]:
+        """The connectors as the Connectors page left them (it saves its changes at once)."""
+        page = self.connectors_page
+        current = None if page is None else page.connectors()
+        return {} if current is None else {"connectors": current}
+
     def choice(self) -> SettingsChoice:
         """The owner's choices as values (call after the dialog was accepted)."""
         model_text = self.model_path.text().strip()
@@ -258,6 +279,7 @@ class SettingsDialog(QtWidgets.QDialog):
                 ),
                 "guidance_budget_tokens": int(self.budget.value()),
             }
+            | self._connectors()
         )
         folder = Path(self.data_folder.text()).expanduser()
         token: str | None = None

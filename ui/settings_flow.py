@@ -18,7 +18,9 @@ from ui.os_keyring import keyring_available, load_telegram_token, store_telegram
 from ui.settings_dialog import SettingsChoice, SettingsDialog
 
 if TYPE_CHECKING:
+    from mama_core.store import Store
     from ui.bridge import EngineBridge
+    from ui.connectors_page import ConnectorsPage
     from ui.memory_session import OpenMemory
     from ui.qt import QtWidgets
 
@@ -28,11 +30,30 @@ Notify = Callable[[str, str], None]
 
 
 async def settings_dialog(
-    parent: QtWidgets.QWidget | None, settings: Settings, data_folder: Path
+    parent: QtWidgets.QWidget | None,
+    settings: Settings,
+    data_folder: Path,
+    *,
+    settings_path: Path | None = None,
+    store: Store | None = None,
 ) -> SettingsDialog:
-    """The dialog filled with the current settings (the keyring is asked off the UI thread)."""
+    """The dialog filled with the current settings (the keyring is asked off the UI thread).
+
+    With ``settings_path`` it has a Connectors page, working once ``store`` (the open
+    memory) is given; its list is read from the file and the store before it shows."""
     keyring_ok = await asyncio.to_thread(keyring_available)
     token_stored = keyring_ok and bool(await asyncio.to_thread(load_telegram_token))
+    page: ConnectorsPage | None = None
+    if settings_path is not None:
+        from app.connector_admin import open_connector_store
+        from ui.connectors_page import ConnectorsPage
+
+        opener = None if store is None else (lambda: open_connector_store(store))
+        page = ConnectorsPage(settings_path, opener, keyring_ok=keyring_ok)
+        await page.reload()
+        connectors = page.connectors()
+        if connectors is not None:  # the file's connectors are newer than a cached copy
+            settings = settings.model_copy(update={"connectors": connectors})
     return SettingsDialog(
         parent,
         settings=settings,
@@ -40,6 +61,7 @@ async def settings_dialog(
         keyring_ok=keyring_ok,
         token_stored=token_stored,
         start_at_login=autostart.is_enabled(),
+        connectors=page,
     )
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager
 from typing import Any
 
 import click
@@ -21,37 +20,38 @@ import click
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.memory import json_option
-from app.durable.connector_store import ConnectorStore, Health
-from app.durable.transaction import RuntimeDb
-from app.settings import ConnectorConfig, Settings
-from mama_core.errors import MamaError
+from app.connector_admin import (
+    ConnectorExistsError,
+    ConnectorFailedError,
+    ConnectorKindError,
+    ConnectorOptionError,
+    ConnectorUnknownError,
+    add_connector,
+    check_connector,
+    config_of,
+    connector_row,
+    health_line,
+    keep_secret,
+    kind_options,
+    missing_secrets,
+    new_connector,
+    open_connector_store,
+    poll_connector,
+    remove_connector,
+    secret_variable,
+    set_paused,
+)
+from app.durable.connector_store import ConnectorStore
+from app.settings import ConnectorConfig
 
-
-class ConnectorUnknownError(MamaError):
-    code = "connector_not_found"
-    exit_code = 4
-
-
-class ConnectorExistsError(MamaError):
-    code = "connector_exists"
-    exit_code = 4
-
-
-class ConnectorKindError(MamaError):
-    code = "connector_unavailable"
-    exit_code = 4
-
-
-class ConnectorOptionError(MamaError):
-    code = "invalid_input"
-    exit_code = 2
-
-
-class ConnectorFailedError(MamaError):
-    """A test or poll that the source refused; ``details.problem`` is its machine code."""
-
-    code = "connector_failed"
-    exit_code = 5
+__all__ = [
+    "COMMANDS",
+    "ConnectorExistsError",
+    "ConnectorFailedError",
+    "ConnectorKindError",
+    "ConnectorOptionError",
+    "ConnectorUnknownError",
+]
 
 
 @click.group()
@@ -59,53 +59,12 @@ def connectors() -> None:
     """The sources MAMA reads: Slack, mail (IMAP), Trello."""
 
 
-@contextmanager
-def _connector_store(obj: CliContext) -> Iterator[ConnectorStore]:
-    from app.durable.schema import open_runtime_db
-
-    db: RuntimeDb = open_runtime_db(obj.store())
-    try:
-        yield ConnectorStore(db)
-    finally:
-        db.close()
+def _connector_store(obj: CliContext) -> AbstractContextManager[ConnectorStore]:
+    return open_connector_store(obj.store())
 
 
 def _config(obj: CliContext, name: str) -> ConnectorConfig:
-    config = obj.settings.connector(name)
-    if config is None:
-        known = ", ".join(c.name for c in obj.settings.connectors) or "none yet"
-        raise ConnectorUnknownError(f"There is no connector {name!r} (connectors: {known}).")
-    return config
-
-
-def _save(obj: CliContext, connectors: tuple[ConnectorConfig, ...]) -> None:
-    settings = obj.settings.model_copy(update={"connectors": connectors})
-    Settings.model_validate(settings.model_dump())  # the same checks as on load
-    settings.save(obj.paths.settings)
-    obj._settings = settings  # the context caches the settings it loaded
-
-
-def _row(config: ConnectorConfig, health: Health | None) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "name": config.name,
-        "kind": config.kind,
-        "enabled": config.enabled,
-        "interval_s": config.interval_s,
-        "options": config.options,
-    }
-    row.update(
-        (health.to_wire() | {"name": config.name, "kind": config.kind})
-        if health
-        else {"state": "idle", "paused": False, "items_stored": 0}
-    )
-    return row
-
-
-def _line(config: ConnectorConfig, health: Health | None) -> str:
-    if health is None:
-        return f"{config.name} ({config.kind}): not polled yet"
-    line = health.line()
-    return line if config.enabled else f"{line} [disabled in settings]"
+    return config_of(obj.settings, name)
 
 
 @connectors.command("list")
@@ -117,12 +76,14 @@ def list_connectors(obj: CliContext, as_json: bool) -> None:
         health = {h.name: h for h in store.all_health()}
     configs = obj.settings.connectors
     if as_json:
-        click.echo(json_text({"connectors": [_row(c, health.get(c.name)) for c in configs]}))
+        click.echo(
+            json_text({"connectors": [connector_row(c, health.get(c.name)) for c in configs]})
+        )
         return
     if not configs:
         click.echo("No connectors yet: mama connectors add trello NAME --option boards=...")
     for config in configs:
-        click.echo(terminal_text(_line(config, health.get(config.name))))
+        click.echo(terminal_text(health_line(config, health.get(config.name))))
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -156,56 +117,23 @@ def add(
     as_json: bool,
 ) -> None:
     """Add a connector of KIND (slack, mail, trello) named NAME; asks for its secrets."""
-    from pydantic import ValidationError
-
-    from app.connectors.kinds import KindUnavailableError, options_help, secret_keys
-    from app.connectors.secrets import (
-        NoKeyringError,
-        connector_secret,
-        env_var,
-        set_connector_secret,
-    )
-
-    try:
-        help_lines = options_help(kind)
-    except KindUnavailableError as exc:
-        raise ConnectorKindError(str(exc)) from None
-    if obj.settings.connector(name) is not None:
-        raise ConnectorExistsError(f"A connector named {name!r} exists; remove it first.")
+    help_lines = kind_options(kind)
     parsed = dict(_parse_option(o) for o in options)
-    unknown = sorted(set(parsed) - set(help_lines))
-    if unknown:
-        known = ", ".join(k for k in help_lines if not k.startswith("secret:"))
-        raise ConnectorOptionError(
-            f"{kind} has no option {', '.join(unknown)} (its options: {known})."
-        )
-    try:
-        config = ConnectorConfig(
-            name=name, kind=kind, enabled=not disabled, interval_s=interval_s, options=parsed
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConnectorOptionError(
-            f"Bad {'.'.join(str(p) for p in first['loc'])}: {first['msg']} "
-            "(a name is lower-case letters, digits, - and _)."
-        ) from None
+    config = new_connector(
+        obj.settings, kind, name, parsed, interval_s=interval_s, enabled=not disabled
+    )
     missing: list[str] = []
-    for key in secret_keys(kind, parsed):
-        if connector_secret(name, key):
-            continue
+    for key in missing_secrets(config):
         if not sys.stdin.isatty():
-            missing.append(env_var(name, key))
+            missing.append(secret_variable(name, key))
             continue
         value = click.prompt(
             f"{name}: {help_lines.get('secret:' + key, key)}", hide_input=True, err=True
         )
-        try:
-            set_connector_secret(name, key, str(value))
-        except NoKeyringError as exc:
-            raise ConnectorOptionError(str(exc)) from None
-    _save(obj, (*obj.settings.connectors, config))
+        keep_secret(name, key, str(value))
+    obj._settings = add_connector(obj.settings, config, obj.paths.settings)
     if as_json:
-        click.echo(json_text({"added": _row(config, None), "secrets_missing": missing}))
+        click.echo(json_text({"added": connector_row(config, None), "secrets_missing": missing}))
         return
     click.echo(terminal_text(f"Added {name} ({kind}); a running MAMA starts polling it."))
     if missing:
@@ -219,48 +147,15 @@ def add(
 
 
 def _run_connector(obj: CliContext, name: str, poll: bool) -> dict[str, Any]:
-    from app.connectors.base import ConnectorError
-    from app.connectors.kinds import KindUnavailableError, build_connector
-    from app.connectors.secrets import secrets_of
-
     config = _config(obj, name)
-    try:
-        connector = build_connector(config.kind, name, config.options, secrets_of(name))
-    except KindUnavailableError as exc:
-        raise ConnectorKindError(str(exc)) from None
-    except ConnectorError as exc:
-        raise ConnectorFailedError(
-            f"{name}: {exc.problem.value}: {exc}", details={"problem": exc.problem.value}
-        ) from None
+    if not poll:
+        return {"name": name, "summary": asyncio.run(check_connector(config))}
 
     async def run() -> dict[str, Any]:
-        try:
-            if not poll:
-                return {"name": name, "summary": await connector.check()}
-            with _connector_store(obj) as store:
-                batch = await connector.poll(store.cursor(name), 200)
-                stored = store.store_batch(name, config.kind, batch)
-            return {
-                "name": name,
-                "read": stored.seen,
-                "stored": len(stored.new_ids),
-                "more": batch.more,
-                "input_id": stored.input_id,
-            }
-        finally:
-            await connector.aclose()
+        with _connector_store(obj) as store:
+            return await poll_connector(config, store)
 
-    try:
-        return asyncio.run(run())
-    except ConnectorError as exc:
-        if poll:
-            with _connector_store(obj) as store:
-                store.record_failure(
-                    name, config.kind, exc.problem.value, str(exc), next_poll_at=None
-                )
-        raise ConnectorFailedError(
-            f"{name}: {exc.problem.value}: {exc}", details={"problem": exc.problem.value}
-        ) from None
+    return asyncio.run(run())
 
 
 @connectors.command("test")
@@ -290,10 +185,9 @@ def poll(obj: CliContext, name: str, as_json: bool) -> None:
 def _pause(obj: CliContext, name: str, paused: bool, as_json: bool) -> None:
     config = _config(obj, name)
     with _connector_store(obj) as store:
-        store.set_paused(name, config.kind, paused)
-        health = store.health(name)
+        health = set_paused(store, config, paused)
     if as_json:
-        click.echo(json_text(_row(config, health)))
+        click.echo(json_text(connector_row(config, health)))
         return
     click.echo(f"{name}: {'paused' if paused else 'resumed'}")
 
@@ -322,17 +216,10 @@ def resume(obj: CliContext, name: str, as_json: bool) -> None:
 @click.pass_obj
 def remove(obj: CliContext, name: str, as_json: bool) -> None:
     """Stop and forget NAME and its secrets; what it stored stays until you purge it."""
-    from app.connectors.kinds import KindUnavailableError, secret_keys
-    from app.connectors.secrets import forget_connector_secrets
-
-    config = _config(obj, name)
-    _save(obj, tuple(c for c in obj.settings.connectors if c.name != name))
     with _connector_store(obj) as store:
-        stored = store.health(name)
-        store.forget_cursor(name)
-    with suppress(KindUnavailableError):
-        forget_connector_secrets(name, secret_keys(config.kind, config.options))
-    kept = stored.items_stored if stored else 0
+        removed = remove_connector(obj.settings, name, obj.paths.settings, store)
+    obj._settings = removed.settings
+    kept = removed.observations_kept
     if as_json:
         click.echo(json_text({"removed": name, "observations_kept": kept}))
         return

@@ -255,6 +255,11 @@ class SlackConnector:
         labels = ", ".join(c.label for c in channels)
         return f"Slack {team.name} ({team.id}) as {team.user}: can read {labels}"
 
+    async def choices(self) -> list[str]:
+        """``#name`` of every channel the token can list (for the owner to pick)."""
+        names = await self._all_channels()
+        return sorted({f"#{name.lstrip('#')}" for name in names.values()}, key=str.casefold)
+
     async def aclose(self) -> None:
         """Close the HTTP session (the connector opens a new one if polled again)."""
         session, self._session, self._client = self._session, None, None

@@ -152,6 +152,16 @@ class Trello:
         names = ", ".join(name for _id, name in boards)
         return f"Trello as {member.removeprefix('trello:')}: {len(boards)} board(s): {names}"
 
+    async def choices(self) -> list[str]:
+        """The open boards this key and token can read, by name (for the owner to pick)."""
+        mine = await self._get("members/me/boards", {"fields": "id,name,shortLink,closed"})
+        names = {
+            str(b["name"])
+            for b in mine
+            if isinstance(b, dict) and b.get("name") and not b.get("closed")
+        }
+        return sorted(names, key=str.casefold)
+
     async def aclose(self) -> None:
         await self._client.aclose()
 

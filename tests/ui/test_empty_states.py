@@ -23,6 +23,7 @@ from ui.review.window import (
     TAB_MESSAGES,
     TAB_PROPOSED,
     TAB_RETIRED,
+    TAB_WORK,
     ReviewWindow,
 )
 
@@ -33,6 +34,7 @@ EXPECTED = {
     TAB_RETIRED: ("Nothing retired", "retire", "reject"),
     TAB_AUDIT: ("No events yet", "Every change"),
     TAB_MESSAGES: ("No messages kept yet", "Telegram", "purge"),
+    TAB_WORK: ("Nothing open", "soonest due", "approve one"),
 }
 
 
@@ -71,6 +73,7 @@ def test_every_empty_tab_says_what_will_appear_and_how(
     async def scenario() -> None:
         await window.load()
         await window.messages.load()
+        await window.work.load()
 
     run(loop, window, scenario)
     assert set(window.empty_states) == set(EXPECTED)
@@ -81,7 +84,7 @@ def test_every_empty_tab_says_what_will_appear_and_how(
         for word in words:
             assert word in state.text(), (tab, word, state.text())
         # Drawn over the whole empty list, not squeezed into a corner.
-        view = window.views.get(tab, window.messages.view)
+        view = window.views.get(tab, window.work.view if tab == TAB_WORK else window.messages.view)
         assert state.label.geometry() == view.viewport().rect()
     window.show_tab(TAB_PROPOSED)
     save_artifact(window, "review-empty.png")

@@ -97,6 +97,8 @@ def test_settings_saved_and_start_at_login(
         seen["folder"] = dialog.data_folder.text()
         seen["token_enabled"] = dialog.token.isEnabled()
         seen["token_note"] = dialog.token_note.text()
+        page = dialog.connectors_page  # the memory is open: its Connectors page works
+        seen["connectors"] = page is not None and page.isEnabled()
         dialog.backend.setCurrentIndex(dialog.backend.findData("claude-code"))
         dialog.budget.setValue(2500)
         dialog.autostart.setChecked(True)
@@ -116,6 +118,7 @@ def test_settings_saved_and_start_at_login(
     # No keyring here: the token cannot be kept, and the dialog says so.
     assert seen["token_enabled"] is False
     assert "No OS keyring" in seen["token_note"]
+    assert seen["connectors"] is True
     saved = json.loads(paths.settings.read_text("utf-8"))
     assert saved == {"agent_backend": "claude-code", "guidance_budget_tokens": 2500}
 

@@ -20,6 +20,7 @@ from ui.review.lists import ALL_MEMORIES
 if TYPE_CHECKING:
     from ui.review.lists import JudgmentList, ListSpec
     from ui.review.messages_panel import MessagesPanel
+    from ui.review.work_panel import WorkPanel
 
 EMPTY_PROPOSED = (
     "No proposals waiting.\n\nWhen an agent proposes guidance (a preference, constraint, "
@@ -47,6 +48,11 @@ EMPTY_AUDIT = (
 EMPTY_MESSAGES = (
     "No messages kept yet.\n\nWhat you send MAMA on Telegram and its replies are kept here "
     "as they arrived; you can purge any of them for good."
+)
+
+EMPTY_WORK = (
+    "Nothing open.\n\nWhat you promised and what others owe you appear here, soonest due "
+    "first, once you tell MAMA about one or approve one the agent found in your messages."
 )
 
 
@@ -149,3 +155,10 @@ def narrowed(spec: ListSpec) -> bool:
     """Whether search words or a filter narrow All memories (so empty means no match)."""
     plain = spec.with_filters(query="", statuses=ALL_MEMORIES.statuses, kinds=None, scopes=None)
     return bool(spec.query.strip()) or plain != spec
+
+
+def work_empty_state(work: WorkPanel) -> EmptyState:
+    """The Work tab's placeholder, shown once its list has been read."""
+    state = EmptyState(work.view, EMPTY_WORK)
+    work.loaded.connect(state.filled)
+    return state

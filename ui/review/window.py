@@ -2,7 +2,8 @@
 
 Tabs list the proposals waiting for review, the active guidance, every
 memory (live search with kind, scope and status filters), the retired ones,
-the audit log and the kept messages (``ui.review.messages_panel``); the detail pane
+the audit log, the kept messages (``ui.review.messages_panel``) and the open
+commitments (Work, ``ui.review.work_panel``); the detail pane
 shows the selected record with its provenance, the records it replaced and
 its events. Approve, Edit & approve, Reject, Retire, Purge and Lift tombstone
 are owner actions through the catalog (``ui.review.actions``); their errors
@@ -32,7 +33,7 @@ from ui.review.data import (
     ReviewData,
 )
 from ui.review.detail_html import record_html
-from ui.review.empty_state import add_empty_states
+from ui.review.empty_state import add_empty_states, work_empty_state
 from ui.review.messages_panel import MessagesPanel
 from ui.review.models import ID_ROLE, RECORD_ROLE
 from ui.review.row_menu import RowMenu
@@ -40,6 +41,7 @@ from ui.review.search_bar import SearchBar
 from ui.review.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
 from ui.review.table_views import judgment_samples, make_table_view, select_row, time_sample
 from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
+from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
@@ -55,11 +57,16 @@ __all__ = [
     "TAB_MESSAGES",
     "TAB_PROPOSED",
     "TAB_RETIRED",
+    "TAB_WORK",
     "ReviewWindow",
 ]
 
 TAB_MESSAGES = TAB_AUDIT + 1
 """The kept messages (``ui.review.messages_panel``): not memories, so not in ``views``."""
+TAB_WORK = TAB_MESSAGES + 1
+"""The open commitments (``ui.review.work_panel``), with their own pane and buttons."""
+OWN_PANE_TABS = (TAB_MESSAGES, TAB_WORK)
+"""Tabs that show their own detail pane instead of the memory one."""
 
 TAB_TITLES: dict[int, str] = {
     TAB_PROPOSED: "Proposed",
@@ -105,6 +112,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
     """(action undone, the undo's receipts) after the owner took an action back."""
     buttons_updated = Signal()
     """The action buttons' enabled state and tooltips were brought up to date."""
+    observation_shown = Signal(int)
+    """The Messages tab was asked to show this message (a commitment's source)."""
 
     def __init__(
         self,
@@ -113,6 +122,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         *,
         state_file: Path | None = None,
         undo_ms: int = UNDO_MS,
+        clock: Clock = system_clock,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("review_window")
@@ -129,19 +139,28 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.audit = self.data.audit
         self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
         self.batch_actions = BatchActions(bridge, self, self.dialog_opened.emit)
+        self._clock = clock
         self._build()
         # What each empty list says.
         self.empty_states = add_empty_states(
             self.views, self.lists[TAB_ALL], self.messages, TAB_MESSAGES
         )
+        self.empty_states[TAB_WORK] = work_empty_state(self.work)
         self.undo_bar.timeout_ms = undo_ms
         self.window_state: WindowState | None = None
         if state_file is not None:
             self.window_state = WindowState(
                 state_file,
                 self,
-                {"review": self.splitter, "messages": self.messages.splitter},
-                {view.objectName(): view for view in (*self.views.values(), self.messages.view)},
+                {
+                    "review": self.splitter,
+                    "messages": self.messages.splitter,
+                    "work": self.work.splitter,
+                },
+                {
+                    view.objectName(): view
+                    for view in (*self.views.values(), self.messages.view, self.work.view)
+                },
             )
             self.window_state.restore()
         self.data.first_loaded.connect(self.first_tab_loaded)
@@ -179,6 +198,14 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
         self.messages = MessagesPanel(self._bridge, self._tasks)
         self.tabs.insertTab(TAB_MESSAGES, self.messages, "Messages")
+        self.work = WorkPanel(self._bridge, self._tasks, clock=self._clock)
+        self.tabs.insertTab(TAB_WORK, self.work, "Work")
+        self.work.dialog_opened.connect(self.dialog_opened)
+        self.work.acted.connect(self._work_done)
+        self.work.failed.connect(self._work_failed)
+        self.work.finished.connect(self.action_finished)
+        self.work.source_requested.connect(self.show_observation)
+        self._bridge.changed.connect(self._work_changed)
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.detail = QtWidgets.QTextBrowser()
@@ -325,6 +352,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
     async def _refresh(self) -> None:
         await self.data.load(self.tabs.currentIndex())
         await self.messages.load()
+        await self.work.load()
         self.refreshed.emit()
 
     def _refresh_titles(self) -> None:
@@ -348,7 +376,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
     # --- selection and detail -----------------------------------------------------
 
     def current_view(self) -> QtWidgets.QTableView:
-        return self.views.get(self.tabs.currentIndex(), self.messages.view)
+        tab = self.tabs.currentIndex()
+        return self.views.get(tab, self.work.view if tab == TAB_WORK else self.messages.view)
 
     def _current_id(self) -> int | None:
         index = self.current_view().currentIndex()
@@ -358,9 +387,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
         return None if value is None else int(value)
 
     def _tab_changed(self, tab: int) -> None:
-        self.right.setVisible(tab != TAB_MESSAGES)  # the Messages tab has its own pane
+        self.right.setVisible(tab not in OWN_PANE_TABS)  # they have their own panes
         if tab == TAB_MESSAGES:
             self.messages.refresh()
+        elif tab == TAB_WORK:
+            self.work.refresh()
         self._select_first_if_none(tab)
         self._current_row_changed()
         self._update_list_note()
@@ -667,6 +698,37 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.action_done.emit(action, receipt)
         if record is not None:
             self._offer_undo(action, BatchResult(action, [(record, receipt)]))
+
+    # --- the Work tab ----------------------------------------------------------------
+
+    def _work_done(self, action: str, receipt: dict[str, Any]) -> None:
+        self.show_message(self.work.note.text())
+        self.action_done.emit(action, receipt)
+
+    def _work_failed(self, action: str, message: str) -> None:
+        self.show_message(message, error=True)
+        self.action_failed.emit(action, message)
+
+    def _work_changed(self, _changes: object) -> None:
+        """A commit may have added, closed or moved a commitment: read the list again
+        once it has been shown (a hidden, never-opened tab waits until it is opened)."""
+        if self.work.loaded_once:
+            self.work.refresh()
+
+    def show_observation(self, observation_id: int) -> None:
+        """The Messages tab with ``observation_id`` selected (a commitment's source)."""
+        self.tabs.setCurrentIndex(TAB_MESSAGES)
+        self._tasks.spawn(self._select_observation(observation_id))
+
+    async def _select_observation(self, observation_id: int) -> None:
+        await self.messages.load()
+        if not self.messages.select(observation_id):
+            self.show_message(
+                f"Message #{observation_id} is not among the newest listed here; "
+                "the Work tab shows its text.",
+                error=True,
+            )
+        self.observation_shown.emit(observation_id)
 
     # --- messages and closing ---------------------------------------------------------
 
