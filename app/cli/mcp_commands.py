@@ -11,10 +11,14 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from app.paths import Paths, resolve_paths
+
+if TYPE_CHECKING:
+    from mama_core.memory import Engine
 
 log = logging.getLogger("mama.mcp")
 
@@ -60,10 +64,14 @@ def mcp(db: Path | None, project: str | None, allow_global: bool) -> None:
     db_path = dev_memory_path(paths, db)
     log.info("mama mcp: store %s, bound to %s", db_path, binding.describe())
     with contextlib.ExitStack() as stack:
-        # Stdout is the protocol: nothing said while opening (a first model build) may reach it.
-        with contextlib.redirect_stdout(sys.stderr):
-            engine = stack.enter_context(open_engine(db_path, paths))
-        run_stdio(engine, binding)
+
+        def opener() -> Engine:
+            # Stdout is the protocol: nothing said while opening (a first model build)
+            # may reach it. The server already answers while this runs in a thread.
+            with contextlib.redirect_stdout(sys.stderr):
+                return stack.enter_context(open_engine(db_path, paths))
+
+        run_stdio(opener, binding)
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True})

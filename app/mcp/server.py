@@ -25,13 +25,14 @@ then speaks the 2026-07-28 per-request envelope; older clients use the
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, cast
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -86,11 +87,59 @@ TOOLS: tuple[ToolSpec, ...] = (
 TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
 
 
+class StoreUnavailableError(MamaError):
+    """The development memory could not be opened; every tool call says so."""
+
+    code = "store_unavailable"
+
+
+class EngineSlot:
+    """The engine the tools run on, possibly still opening in a worker thread.
+
+    ``mama mcp`` answers ``initialize`` and ``tools/list`` at once, because they
+    need no store: a coding agent that snapshots its tools right after spawning
+    the server (Claude Code's print mode does) must not miss them while the store
+    derives its key and the embedding model loads. A tool call waits until the
+    engine is open; if opening failed, every call is refused with the reason.
+    """
+
+    def __init__(self, engine: Engine | None = None) -> None:
+        self._engine = engine
+        self._error: BaseException | None = None
+        self._ready: anyio.Event | None = None
+
+    async def open(self, opener: Callable[[], Engine]) -> None:
+        """Run ``opener`` in a worker thread; tool calls wait for it."""
+        ready = self._ready = anyio.Event()
+        try:
+            self._engine = await anyio.to_thread.run_sync(opener)
+        except Exception as exc:  # shown to every tool call, never a crash of the server
+            log.exception("the development memory could not be opened")
+            self._error = exc
+        finally:
+            ready.set()
+
+    async def get(self) -> Engine:
+        """The open engine; raises why it could not be opened."""
+        if self._engine is None and self._ready is not None:
+            await self._ready.wait()
+        if self._engine is not None:
+            return self._engine
+        if isinstance(self._error, MamaError):
+            raise self._error
+        raise StoreUnavailableError(
+            "MAMA could not open its development memory"
+            + (f" ({type(self._error).__name__})" if self._error else "")
+            + "; see mcp.log in MAMA's data folder, or run `mama doctor`."
+        )
+
+
 @dataclass(frozen=True)
 class McpContext:
-    """What every handler gets: the engine and the scopes this process is bound to."""
+    """What every handler gets: the engine (maybe still opening) and the scopes this
+    process is bound to."""
 
-    engine: Engine
+    engine: EngineSlot
     binding: ProjectBinding
 
 
@@ -197,12 +246,13 @@ async def _run(
     return ToolCall(name, {"checkpoint": checkpoints[0] if checkpoints else None}, False)
 
 
-def build_server(engine: Engine, binding: ProjectBinding) -> Server[McpContext]:
+def build_server(engine: Engine | EngineSlot, binding: ProjectBinding) -> Server[McpContext]:
     """An MCP server over ``engine`` bound to ``binding``; the caller owns the engine."""
+    slot = engine if isinstance(engine, EngineSlot) else EngineSlot(engine)
 
     @asynccontextmanager
     async def lifespan(_server: Server[McpContext]) -> AsyncIterator[McpContext]:
-        yield McpContext(engine, binding)
+        yield McpContext(slot, binding)
 
     async def on_list_tools(
         ctx: ServerRequestContext[McpContext], params: types.PaginatedRequestParams | None
@@ -215,7 +265,11 @@ def build_server(engine: Engine, binding: ProjectBinding) -> Server[McpContext]:
         state = ctx.lifespan_context
         client_params = ctx.session.client_params
         client = client_identity(client_params.client_info if client_params else None)
-        return await call_tool(state.engine, state.binding, client, params.name, params.arguments)
+        try:
+            engine = await state.engine.get()
+        except MamaError as exc:
+            return tool_result(refused(params.name, exc))
+        return await call_tool(engine, state.binding, client, params.name, params.arguments)
 
     return Server(
         SERVER_NAME,
@@ -228,22 +282,33 @@ def build_server(engine: Engine, binding: ProjectBinding) -> Server[McpContext]:
     )
 
 
-async def serve_stdio(engine: Engine, binding: ProjectBinding) -> None:
-    """Serve one client over this process's stdin and stdout until it hangs up.
+async def serve_stdio(opener: Callable[[], Engine], binding: ProjectBinding) -> None:
+    """Serve one client over this process's stdin and stdout until it hangs up, the
+    engine opening (``opener``, in a worker thread) while the server already answers.
 
     Stdin passes through ``wire_guard`` first, so a line the SDK would drop
-    unanswered (invalid JSON, a malformed envelope) gets a JSON-RPC error.
+    unanswered (invalid JSON, a malformed envelope) gets a JSON-RPC error. The SDK
+    points fd 1 at stderr while it serves, so nothing said while the engine opens
+    (a first model build) reaches the wire.
     """
-    server = build_server(engine, binding)
+    slot = EngineSlot()
+    server = build_server(slot, binding)
     log.info("serving MCP on stdio, bound to %s", binding.describe())
     with claimed_stdin() as raw_stdin:
         lines = screened_lines(raw_stdin)
         # The SDK only iterates its stdin, which the screened lines do.
-        async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+        async with (
+            stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream),
+            anyio.create_task_group() as opening,
+        ):
+            # Started before the server runs, so a tool call's wait is on this opening.
+            opening.start_soon(slot.open, opener)
             lines.answer_with(write_stream.send)
             await server.run(read_stream, write_stream, server.create_initialization_options())
+        # Leaving the task group waits for the opening thread: the caller then closes
+        # what it opened, never while it is still being opened.
 
 
-def run_stdio(engine: Engine, binding: ProjectBinding) -> None:
+def run_stdio(opener: Callable[[], Engine], binding: ProjectBinding) -> None:
     """``serve_stdio`` on a fresh event loop (the command line's entry)."""
-    anyio.run(serve_stdio, engine, binding)
+    anyio.run(serve_stdio, opener, binding)

@@ -111,6 +111,10 @@ def test_claude_code_saves_and_searches_through_the_plugin(
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "ENABLE_TOOL_SEARCH": "false",
+            # In print mode Claude Code lists an MCP server's tools only if it connected
+            # within its startup wait; on a loaded machine `mama mcp`'s imports alone can
+            # take longer than the default, and the server then stays "pending".
+            "MCP_TIMEOUT": "60000",
             # Loaded machines must not make the file hook flaky here; its budget is
             # tested on its own in test_hooks.
             "MAMA_HOOK_BUDGET_MS": "30000",

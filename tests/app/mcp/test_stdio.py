@@ -134,3 +134,25 @@ async def test_over_stdio_the_owners_rule_is_only_proposed_for_retirement(
         assert record["pending_change"]["proposed_by"]["name"] == "sdk-test-client"
         approved = engine.dispatch("review.approve", {"id": rule}, owner, grant)
     assert approved["status"] == "stale"
+
+
+async def test_tools_are_listed_while_the_store_cannot_open_and_calls_say_why(
+    tmp_path: Path, mama_env: dict[str, str], db_key: DbKey
+) -> None:
+    """The server answers before its store is open (a coding agent snapshots the tool
+    list right after spawning it); here the store never opens — the wrong key — and
+    each call says so with a code, the server staying up. The session above is the
+    positive control: with the right key the same calls work."""
+    db = Path(mama_env["MAMA_HOME"]) / "dev-memory.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    Store.open(db, db_key).close()
+    env = {**mama_env, "MAMA_DB_KEY": "ab" * 32}  # not this store's key
+    project = git_project(tmp_path / "work", "orchard")
+    with (tmp_path / "server-stderr.txt").open("w") as errlog:
+        async with _client(env, project, errlog) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            first = await client.call_tool("search", {"query": "apples"})
+            second = await client.call_tool("save", {"kind": "fact", "summary": "Pears."})
+    assert {"save", "search", "checkpoint_load"} <= tools
+    assert first.is_error and second.is_error
+    assert error_code(first) == error_code(second) == "wrong_key"
