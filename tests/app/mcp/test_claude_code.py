@@ -111,9 +111,11 @@ def test_claude_code_saves_and_searches_through_the_plugin(
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "ENABLE_TOOL_SEARCH": "false",
-            # In print mode Claude Code lists an MCP server's tools only if it connected
-            # within its startup wait; on a loaded machine `mama mcp`'s imports alone can
-            # take longer than the default, and the server then stays "pending".
+            # Print mode connects MCP servers without waiting (non-blocking) and takes
+            # its tool list at once: a server not answered yet stays "pending" with no
+            # tools, at random. Blocking, bounded by MCP_TIMEOUT, is what a scripted
+            # user sets too (the README says so).
+            "MCP_CONNECTION_NONBLOCKING": "false",
             "MCP_TIMEOUT": "60000",
             # Loaded machines must not make the file hook flaky here; its budget is
             # tested on its own in test_hooks.
