@@ -2,6 +2,8 @@
 
     python -m bench.retrieval locomo PATH [--json OUT]
     python -m bench.retrieval longmemeval PATH [--json OUT]
+        [--methods fused,episode,prf,…] [--method LABEL=PRESET:field=value,…]
+        [--cached-only]
 
 For each store the protocol calls for (``bench.datasets``), memories are saved
 through the real engine as the owner into a temporary encrypted store, vectors
@@ -9,8 +11,11 @@ come from the real GGUF model (cached by content hash between runs), and each
 question is answered by ``Recall.search`` with four presets — fused (default),
 BM25 only, vector only, and episode (default plus the ``episode-v1`` neighbour
 stage) — plus a plain BM25 baseline (``bench.plain_bm25``)
-measured in the same run. Rankings keep the top 100 (the default arm depth);
-MRR is over that list. Ends with the line
+measured in the same run. ``--methods`` picks other presets by name (``fused``
+is the default preset and always runs), ``--method`` adds a preset with some
+fields changed, for a sweep; ``--cached-only`` scores only the stores whose
+every text is already in the embedding cache (a subset, said so in the output).
+Rankings keep the top 100 (the default arm depth); MRR is over that list. Ends with the line
 ``overall recall@5=… recall@10=… mrr=…`` (LoCoMo: evidence recall in percent
 and MRR over categories 1-4; LongMemEval: recall_all@5, recall_all@10 and
 ndcg_any@10, in the slots of that line).
@@ -52,6 +57,39 @@ METHODS: dict[str, RecallConfig] = {
     "vector": PRESETS["vector_only"],
     "episode": PRESETS["episode"],
 }
+ALIASES = {"fused": "default", "bm25": "bm25_only", "vector": "vector_only"}
+
+
+def parse_method(spec: str) -> tuple[str, RecallConfig]:
+    """``LABEL=PRESET:field=value,…`` as a label and its config (numbers and true/false)."""
+    label, _, rest = spec.partition("=")
+    name, _, fields = rest.partition(":")
+    base = PRESETS[ALIASES.get(name, name)]
+    changes: dict[str, Any] = {}
+    for item in filter(None, fields.split(",")):
+        key, _, raw = item.partition("=")
+        current = getattr(base, key)
+        if isinstance(current, bool):
+            changes[key] = raw.lower() in ("1", "true", "yes")
+        else:
+            changes[key] = type(current)(raw)
+    return label, base.with_changes(name=label, **changes)
+
+
+def choose_methods(names: str | None, specs: Sequence[str]) -> None:
+    """Replace ``METHODS`` with ``fused`` plus the named presets and the specs."""
+    if names is None and not specs:
+        return
+    chosen = {"fused": PRESETS["default"]}
+    for name in filter(None, (names or "").split(",")):
+        chosen[name] = PRESETS[ALIASES.get(name, name)]
+    for spec in specs:
+        label, config = parse_method(spec)
+        chosen[label] = config
+    METHODS.clear()
+    METHODS.update(chosen)
+
+
 BASELINE = "plain-bm25"
 
 LOCOMO_METRICS = ("recall@5", "recall@10", "mrr")
@@ -68,6 +106,12 @@ LME_METRICS = (
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def case_texts(case: Case) -> list[str]:
+    """Every text of a case the model embeds: its memories as stored, its questions."""
+    texts = [stored_embedding_text(m.text) for m in case.memories]
+    return texts + [q.text for q in case.questions]
 
 
 def score_locomo(ranked: Sequence[str], q: Question) -> dict[str, float]:
@@ -114,8 +158,7 @@ class Run:
 
     def prefetch(self) -> float:
         """Embed every memory and question text not cached yet; seconds spent."""
-        texts = [stored_embedding_text(m.text) for c in self.cases for m in c.memories]
-        texts += [q.text for c in self.cases for q in c.questions]
+        texts = [t for c in self.cases for t in case_texts(c)]
         began = time.perf_counter()
         last = [0.0]
 
@@ -198,7 +241,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("path", type=Path)
     parser.add_argument("--json", type=Path, dest="json_out", help="write all results here")
     parser.add_argument("--model-cache", type=Path, default=None, help="GGUF model cache folder")
+    parser.add_argument("--methods", default=None, help="presets to run, comma-separated")
+    parser.add_argument(
+        "--method", action="append", default=[], help="LABEL=PRESET:field=value,… (repeatable)"
+    )
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="score only the stores whose texts are all in the embedding cache",
+    )
     args = parser.parse_args(argv)
+    choose_methods(args.methods, args.method)
 
     model_cache = args.model_cache or Path(platformdirs.user_cache_dir("mama")) / "models"
     embedder = CachedEmbedder(load_embedder(None, model_cache))
@@ -209,6 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         cases = list(longmemeval_cases(args.path, skipped))
         run = Run("longmemeval", cases, embedder, score_longmemeval, LME_METRICS)
+    subset = ""
+    if args.cached_only:
+        kept = [c for c in cases if embedder.all_cached(case_texts(c))]
+        subset = f"  subset: {len(kept)} of {len(cases)} stores (those fully in the cache)"
+        cases = kept
+        run.cases = cases
     n_memories = sum(len(c.memories) for c in cases)
     n_questions = sum(len(c.questions) for c in cases)
     log(f"{args.dataset}: {len(cases)} stores, {n_memories} memories, {n_questions} questions")
@@ -223,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"fusion: {fusion}")
     print(
         f"stores: {len(cases)}  memories saved: {run.saved}  refused: {len(run.refused)}  "
-        f"questions: {n_questions}" + (f"  skipped: {len(skipped)}" if skipped else "")
+        f"questions: {n_questions}" + (f"  skipped: {len(skipped)}" if skipped else "") + subset
     )
     print(
         "methods: fused = default preset; bm25 / vector = the bm25_only / vector_only presets "
@@ -231,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rank_bm25-style Okapi over lowercase alphanumeric tokens, in memory, as the README's "
         "reference"
     )
+    for name, config in METHODS.items():
+        print(f"  {name}: {config.fusion_version}")
     print()
     if args.dataset == "locomo":
         columns = [
