@@ -76,18 +76,17 @@ def parse_method(spec: str) -> tuple[str, RecallConfig]:
     return label, base.with_changes(name=label, **changes)
 
 
-def choose_methods(names: str | None, specs: Sequence[str]) -> None:
-    """Replace ``METHODS`` with ``fused`` plus the named presets and the specs."""
+def choose_methods(names: str | None, specs: Sequence[str]) -> dict[str, RecallConfig]:
+    """``METHODS``, or ``fused`` plus the named presets and the specs when any are given."""
     if names is None and not specs:
-        return
+        return dict(METHODS)
     chosen = {"fused": PRESETS["default"]}
     for name in filter(None, (names or "").split(",")):
         chosen[name] = PRESETS[ALIASES.get(name, name)]
     for spec in specs:
         label, config = parse_method(spec)
         chosen[label] = config
-    METHODS.clear()
-    METHODS.update(chosen)
+    return chosen
 
 
 BASELINE = "plain-bm25"
@@ -143,12 +142,14 @@ class Run:
         embedder: CachedEmbedder,
         scorer: Callable[[Sequence[str], Question], dict[str, float]],
         metrics: tuple[str, ...],
+        methods: dict[str, RecallConfig] | None = None,
     ) -> None:
         self.dataset = dataset
+        self.methods = dict(METHODS) if methods is None else methods
         self.cases = cases
         self.embedder = embedder
         self.scorer = scorer
-        self.scores = {name: Scores(metrics) for name in [*METHODS, BASELINE]}
+        self.scores = {name: Scores(metrics) for name in [*self.methods, BASELINE]}
         self.questions: list[dict[str, Any]] = []
         self.refused: list[dict[str, str]] = []
         self.latency_ms: list[float] = []
@@ -213,7 +214,7 @@ class Run:
             "question": q.text,
             "evidence": list(q.evidence),
         }
-        for name, config in METHODS.items():
+        for name, config in self.methods.items():
             began = time.perf_counter()
             hits = recall.search(query, query_vector=vector, config=config)
             if name == "fused":
@@ -251,17 +252,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="score only the stores whose texts are all in the embedding cache",
     )
     args = parser.parse_args(argv)
-    choose_methods(args.methods, args.method)
+    methods = choose_methods(args.methods, args.method)
 
     model_cache = args.model_cache or Path(platformdirs.user_cache_dir("mama")) / "models"
     embedder = CachedEmbedder(load_embedder(None, model_cache))
     skipped: list[str] = []
     if args.dataset == "locomo":
         cases = list(locomo_cases(args.path))
-        run = Run("locomo", cases, embedder, score_locomo, LOCOMO_METRICS)
+        run = Run("locomo", cases, embedder, score_locomo, LOCOMO_METRICS, methods)
     else:
         cases = list(longmemeval_cases(args.path, skipped))
-        run = Run("longmemeval", cases, embedder, score_longmemeval, LME_METRICS)
+        run = Run("longmemeval", cases, embedder, score_longmemeval, LME_METRICS, methods)
     subset = ""
     if args.cached_only:
         kept = [c for c in cases if embedder.all_cached(case_texts(c))]
@@ -276,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.run()
     run_seconds = time.perf_counter() - began
 
-    fusion = METHODS["fused"].fusion_version
+    fusion = methods["fused"].fusion_version
     print(f"dataset: {args.dataset}  file: {args.path}")
     print(f"model: {embedder.model_id}  (dim {embedder.dim})")
     print(f"fusion: {fusion}")
@@ -290,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rank_bm25-style Okapi over lowercase alphanumeric tokens, in memory, as the README's "
         "reference"
     )
-    for name, config in METHODS.items():
+    for name, config in methods.items():
         print(f"  {name}: {config.fusion_version}")
     print()
     if args.dataset == "locomo":
@@ -355,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fusion_version": fusion,
             "methods": {
                 name: {
-                    "fusion_version": METHODS[name].fusion_version if name in METHODS else None,
+                    "fusion_version": methods[name].fusion_version if name in methods else None,
                     "by_category": {c: s.summary([c]) for c in sorted(s.by_category)},
                     "overall": s.summary(),
                 }
