@@ -153,6 +153,7 @@ class Run:
         self.questions: list[dict[str, Any]] = []
         self.refused: list[dict[str, str]] = []
         self.latency_ms: list[float] = []
+        self.method_ms: dict[str, list[float]] = {name: [] for name in self.methods}
         self.query_embed_ms: list[float] = []
         self.saved = 0
         self.save_seconds = 0.0
@@ -217,8 +218,10 @@ class Run:
         for name, config in self.methods.items():
             began = time.perf_counter()
             hits = recall.search(query, query_vector=vector, config=config)
+            elapsed = (time.perf_counter() - began) * 1000
+            self.method_ms[name].append(elapsed)
             if name == "fused":
-                self.latency_ms.append((time.perf_counter() - began) * 1000)
+                self.latency_ms.append(elapsed)
             ranked = [store.key_of[h.id] for h in hits]
             values = self.scorer(ranked, q)
             self.scores[name].add(q.category, values)
@@ -339,6 +342,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(query embedding excluded; cached query vector lookup p50 "
         f"{_percentile(run.query_embed_ms, 50):.2f} ms); total {run_seconds:.1f} s"
     )
+    print(
+        "recall p50 per method, and its added cost: the median over questions of "
+        "(method - fused), timed back to back on the same question:"
+    )
+    base_ms = run.method_ms["fused"]
+    for name, samples in run.method_ms.items():
+        added = [m - b for m, b in zip(samples, base_ms, strict=True)]
+        print(
+            f"  {name}: p50 {_percentile(samples, 50):.2f} ms, "
+            f"added p50 {statistics.median(added) if added else 0.0:+.2f} ms, "
+            f"mean {statistics.fmean(added) if added else 0.0:+.2f} ms"
+        )
     if run.refused:
         codes: dict[str, int] = {}
         for r in run.refused:
@@ -369,6 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "save_seconds": run.save_seconds,
                 "recall_ms_p50": _percentile(run.latency_ms, 50),
                 "recall_ms_p95": _percentile(run.latency_ms, 95),
+                "method_ms_p50": {n: _percentile(v, 50) for n, v in run.method_ms.items()},
             },
             "overall_line": line,
             "questions": run.questions,
