@@ -81,6 +81,12 @@ class CachedEmbedder:
                 found[key] = np.frombuffer(blob, dtype="<f4").copy()
         return found
 
+    def all_cached(self, texts: Sequence[str]) -> bool:
+        """Whether every text already has a cached vector (nothing to embed)."""
+        with self._lock:
+            keys = list(dict.fromkeys(self._key(t) for t in texts))
+            return len(self._lookup(keys)) == len(keys)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts``, from the cache where possible."""
         return self._embed(list(texts), None, 64)

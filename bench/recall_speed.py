@@ -1,6 +1,7 @@
 """Recall latency at 1k, 10k and 100k judgments, beside the bare numpy floor.
 
     python -m bench.recall_speed [--sizes 1000 10000 100000] [--queries 200] [--json OUT]
+        [--stages episode prf when]
 
 One temporary encrypted store grows through the real engine (``bench.bigstore``)
 to each size; the vector cache follows the engine's change-sets as in the app.
@@ -11,8 +12,9 @@ the public sets:
 
 - recall p50/p95 with the query vector given (embedding excluded), for the
   default preset with the owner's scopes (every row is a candidate: the worst
-  case), the BM25-only, vector-only and episode presets, and an agent bound to
-  one project;
+  case), the BM25-only and vector-only presets, each opt-in stage's preset
+  (``--stages``: episode, prf, when by default; the added cost is the preset's
+  p50 minus the default's), and an agent bound to one project;
 - the floor: a bare numpy top-k (product, ``argpartition``, sort) over the very
   same float32 matrix, in the same run, the faster of BLAS ``M @ q`` and
   ``einsum`` (both are in the JSON);
@@ -90,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--real-vectors", type=int, default=10_000)
     parser.add_argument("--corpus", type=Path, default=None, help="folder of the public sets")
     parser.add_argument("--json", type=Path, dest="json_out")
+    parser.add_argument("--stages", nargs="*", default=["episode", "prf", "when"])
     args = parser.parse_args(argv)
     sizes = sorted(args.sizes)
 
@@ -145,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fused = run("default", scopes)
         bm25 = run("bm25_only", scopes)
         vector = run("vector_only", scopes)
-        episode = run("episode", scopes)
+        stages = {name: run(name, scopes) for name in args.stages}
         agent = run("default", ["project:web"])
         _, matrix = cache.matrix()
         floor_blas = timed(
@@ -163,7 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "recall_ms": {"p50": f50, "p95": f95},
             "bm25_only_ms": dict(zip(("p50", "p95"), percentiles(bm25), strict=True)),
             "vector_only_ms": dict(zip(("p50", "p95"), percentiles(vector), strict=True)),
-            "episode_ms": dict(zip(("p50", "p95"), percentiles(episode), strict=True)),
+            "stages_ms": {
+                name: dict(zip(("p50", "p95"), percentiles(samples), strict=True))
+                for name, samples in stages.items()
+            },
             "agent_one_project_ms": dict(zip(("p50", "p95"), percentiles(agent), strict=True)),
             "floor_ms": {"p50": fl50, "p95": fl95},
             "floor_blas_ms": dict(zip(("p50", "p95"), percentiles(floor_blas), strict=True)),
@@ -178,7 +184,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{percentiles(vector)[0]:>11.2f} {percentiles(agent)[0]:>10.2f} {fl50:>10.2f} "
             f"{fl95:>7.2f} {row['ratio_p50']:>6.2f} {row['cache_mb']:>9.1f} {row['rss_mb']:>7.0f}"
         )
-        print(f"{'':>8} episode preset (default + episode-v1) p50 {percentiles(episode)[0]:.2f} ms")
+        for name, samples in stages.items():
+            s50 = percentiles(samples)[0]
+            print(
+                f"{'':>8} preset {name} ({PRESETS[name].fusion_version.split(' vmin=0.15 ')[-1]}) "
+                f"p50 {s50:.2f} ms (+{s50 - f50:.2f} over default)"
+            )
     recall.close()
     cache_conn.close()
     grow.close()

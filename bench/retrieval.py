@@ -2,6 +2,8 @@
 
     python -m bench.retrieval locomo PATH [--json OUT]
     python -m bench.retrieval longmemeval PATH [--json OUT]
+        [--methods fused,episode,prf,…] [--method LABEL=PRESET:field=value,…]
+        [--cached-only]
 
 For each store the protocol calls for (``bench.datasets``), memories are saved
 through the real engine as the owner into a temporary encrypted store, vectors
@@ -9,8 +11,11 @@ come from the real GGUF model (cached by content hash between runs), and each
 question is answered by ``Recall.search`` with four presets — fused (default),
 BM25 only, vector only, and episode (default plus the ``episode-v1`` neighbour
 stage) — plus a plain BM25 baseline (``bench.plain_bm25``)
-measured in the same run. Rankings keep the top 100 (the default arm depth);
-MRR is over that list. Ends with the line
+measured in the same run. ``--methods`` picks other presets by name (``fused``
+is the default preset and always runs), ``--method`` adds a preset with some
+fields changed, for a sweep; ``--cached-only`` scores only the stores whose
+every text is already in the embedding cache (a subset, said so in the output).
+Rankings keep the top 100 (the default arm depth); MRR is over that list. Ends with the line
 ``overall recall@5=… recall@10=… mrr=…`` (LoCoMo: evidence recall in percent
 and MRR over categories 1-4; LongMemEval: recall_all@5, recall_all@10 and
 ndcg_any@10, in the slots of that line).
@@ -52,6 +57,38 @@ METHODS: dict[str, RecallConfig] = {
     "vector": PRESETS["vector_only"],
     "episode": PRESETS["episode"],
 }
+ALIASES = {"fused": "default", "bm25": "bm25_only", "vector": "vector_only"}
+
+
+def parse_method(spec: str) -> tuple[str, RecallConfig]:
+    """``LABEL=PRESET:field=value,…`` as a label and its config (numbers and true/false)."""
+    label, _, rest = spec.partition("=")
+    name, _, fields = rest.partition(":")
+    base = PRESETS[ALIASES.get(name, name)]
+    changes: dict[str, Any] = {}
+    for item in filter(None, fields.split(",")):
+        key, _, raw = item.partition("=")
+        current = getattr(base, key)
+        if isinstance(current, bool):
+            changes[key] = raw.lower() in ("1", "true", "yes")
+        else:
+            changes[key] = type(current)(raw)
+    return label, base.with_changes(name=label, **changes)
+
+
+def choose_methods(names: str | None, specs: Sequence[str]) -> dict[str, RecallConfig]:
+    """``METHODS``, or ``fused`` plus the named presets and the specs when any are given."""
+    if names is None and not specs:
+        return dict(METHODS)
+    chosen = {"fused": PRESETS["default"]}
+    for name in filter(None, (names or "").split(",")):
+        chosen[name] = PRESETS[ALIASES.get(name, name)]
+    for spec in specs:
+        label, config = parse_method(spec)
+        chosen[label] = config
+    return chosen
+
+
 BASELINE = "plain-bm25"
 
 LOCOMO_METRICS = ("recall@5", "recall@10", "mrr")
@@ -68,6 +105,12 @@ LME_METRICS = (
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def case_texts(case: Case) -> list[str]:
+    """Every text of a case the model embeds: its memories as stored, its questions."""
+    texts = [stored_embedding_text(m.text) for m in case.memories]
+    return texts + [q.text for q in case.questions]
 
 
 def score_locomo(ranked: Sequence[str], q: Question) -> dict[str, float]:
@@ -99,23 +142,25 @@ class Run:
         embedder: CachedEmbedder,
         scorer: Callable[[Sequence[str], Question], dict[str, float]],
         metrics: tuple[str, ...],
+        methods: dict[str, RecallConfig] | None = None,
     ) -> None:
         self.dataset = dataset
+        self.methods = dict(METHODS) if methods is None else methods
         self.cases = cases
         self.embedder = embedder
         self.scorer = scorer
-        self.scores = {name: Scores(metrics) for name in [*METHODS, BASELINE]}
+        self.scores = {name: Scores(metrics) for name in [*self.methods, BASELINE]}
         self.questions: list[dict[str, Any]] = []
         self.refused: list[dict[str, str]] = []
         self.latency_ms: list[float] = []
+        self.method_ms: dict[str, list[float]] = {name: [] for name in self.methods}
         self.query_embed_ms: list[float] = []
         self.saved = 0
         self.save_seconds = 0.0
 
     def prefetch(self) -> float:
         """Embed every memory and question text not cached yet; seconds spent."""
-        texts = [stored_embedding_text(m.text) for c in self.cases for m in c.memories]
-        texts += [q.text for c in self.cases for q in c.questions]
+        texts = [t for c in self.cases for t in case_texts(c)]
         began = time.perf_counter()
         last = [0.0]
 
@@ -170,11 +215,16 @@ class Run:
             "question": q.text,
             "evidence": list(q.evidence),
         }
-        for name, config in METHODS.items():
+        # One untimed search first: the first search of a fresh store reads its
+        # pages cold, which would be charged to whichever method ran first.
+        recall.search(query, query_vector=vector, config=self.methods["fused"])
+        for name, config in self.methods.items():
             began = time.perf_counter()
             hits = recall.search(query, query_vector=vector, config=config)
+            elapsed = (time.perf_counter() - began) * 1000
+            self.method_ms[name].append(elapsed)
             if name == "fused":
-                self.latency_ms.append((time.perf_counter() - began) * 1000)
+                self.latency_ms.append(elapsed)
             ranked = [store.key_of[h.id] for h in hits]
             values = self.scorer(ranked, q)
             self.scores[name].add(q.category, values)
@@ -198,17 +248,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("path", type=Path)
     parser.add_argument("--json", type=Path, dest="json_out", help="write all results here")
     parser.add_argument("--model-cache", type=Path, default=None, help="GGUF model cache folder")
+    parser.add_argument("--methods", default=None, help="presets to run, comma-separated")
+    parser.add_argument(
+        "--method", action="append", default=[], help="LABEL=PRESET:field=value,… (repeatable)"
+    )
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="score only the stores whose texts are all in the embedding cache",
+    )
     args = parser.parse_args(argv)
+    methods = choose_methods(args.methods, args.method)
 
     model_cache = args.model_cache or Path(platformdirs.user_cache_dir("mama")) / "models"
     embedder = CachedEmbedder(load_embedder(None, model_cache))
     skipped: list[str] = []
     if args.dataset == "locomo":
         cases = list(locomo_cases(args.path))
-        run = Run("locomo", cases, embedder, score_locomo, LOCOMO_METRICS)
+        run = Run("locomo", cases, embedder, score_locomo, LOCOMO_METRICS, methods)
     else:
         cases = list(longmemeval_cases(args.path, skipped))
-        run = Run("longmemeval", cases, embedder, score_longmemeval, LME_METRICS)
+        run = Run("longmemeval", cases, embedder, score_longmemeval, LME_METRICS, methods)
+    subset = ""
+    if args.cached_only:
+        kept = [c for c in cases if embedder.all_cached(case_texts(c))]
+        subset = f"  subset: {len(kept)} of {len(cases)} stores (those fully in the cache)"
+        cases = kept
+        run.cases = cases
     n_memories = sum(len(c.memories) for c in cases)
     n_questions = sum(len(c.questions) for c in cases)
     log(f"{args.dataset}: {len(cases)} stores, {n_memories} memories, {n_questions} questions")
@@ -217,13 +283,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.run()
     run_seconds = time.perf_counter() - began
 
-    fusion = METHODS["fused"].fusion_version
+    fusion = methods["fused"].fusion_version
     print(f"dataset: {args.dataset}  file: {args.path}")
     print(f"model: {embedder.model_id}  (dim {embedder.dim})")
     print(f"fusion: {fusion}")
     print(
         f"stores: {len(cases)}  memories saved: {run.saved}  refused: {len(run.refused)}  "
-        f"questions: {n_questions}" + (f"  skipped: {len(skipped)}" if skipped else "")
+        f"questions: {n_questions}" + (f"  skipped: {len(skipped)}" if skipped else "") + subset
     )
     print(
         "methods: fused = default preset; bm25 / vector = the bm25_only / vector_only presets "
@@ -231,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rank_bm25-style Okapi over lowercase alphanumeric tokens, in memory, as the README's "
         "reference"
     )
+    for name, config in methods.items():
+        print(f"  {name}: {config.fusion_version}")
     print()
     if args.dataset == "locomo":
         columns = [
@@ -277,6 +345,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(query embedding excluded; cached query vector lookup p50 "
         f"{_percentile(run.query_embed_ms, 50):.2f} ms); total {run_seconds:.1f} s"
     )
+    print(
+        "recall p50 per method, and its added cost: the median over questions of "
+        "(method - fused), timed back to back on the same question:"
+    )
+    base_ms = run.method_ms["fused"]
+    for name, samples in run.method_ms.items():
+        added = [m - b for m, b in zip(samples, base_ms, strict=True)]
+        print(
+            f"  {name}: p50 {_percentile(samples, 50):.2f} ms, "
+            f"added p50 {statistics.median(added) if added else 0.0:+.2f} ms, "
+            f"mean {statistics.fmean(added) if added else 0.0:+.2f} ms"
+        )
     if run.refused:
         codes: dict[str, int] = {}
         for r in run.refused:
@@ -294,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fusion_version": fusion,
             "methods": {
                 name: {
-                    "fusion_version": METHODS[name].fusion_version if name in METHODS else None,
+                    "fusion_version": methods[name].fusion_version if name in methods else None,
                     "by_category": {c: s.summary([c]) for c in sorted(s.by_category)},
                     "overall": s.summary(),
                 }
@@ -307,6 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "save_seconds": run.save_seconds,
                 "recall_ms_p50": _percentile(run.latency_ms, 50),
                 "recall_ms_p95": _percentile(run.latency_ms, 95),
+                "method_ms_p50": {n: _percentile(v, 50) for n, v in run.method_ms.items()},
             },
             "overall_line": line,
             "questions": run.questions,

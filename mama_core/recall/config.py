@@ -49,6 +49,14 @@ class RecallConfig:
     (``recall.episode``): each of the top ``episode_seeds`` fused hits lends
     ``episode_weight / (k + its rank)`` to the judgments within ``episode_width``
     ids of it that share its event time.
+    ``prf_weight`` (off by default) switches on the ``prf-v1`` stage
+    (``recall.expansion``): the best ``prf_terms`` words of the top ``prf_docs``
+    fused hits search the word index again, as one more arm of that weight;
+    ``prf_names_only`` limits the words to capitalised ones (names, places).
+    ``when_weight`` (off by default) switches on the ``when-v1`` stage
+    (``recall.temporal``): for a query that asks "when", each of the top
+    ``when_depth`` hits whose text carries a time expression gains that many
+    rank-1 units.
     """
 
     name: str = "default"
@@ -66,6 +74,12 @@ class RecallConfig:
     episode_weight: float = 0.0
     episode_seeds: int = 10
     episode_width: int = 1
+    prf_weight: float = 0.0
+    prf_docs: int = 3
+    prf_terms: int = 5
+    prf_names_only: bool = False
+    when_weight: float = 0.0
+    when_depth: int = 30
 
     def __post_init__(self) -> None:
         if self.rrf_k < 0:
@@ -76,12 +90,16 @@ class RecallConfig:
             raise ValueError("bm25_weights needs one weight per column: topic, summary, details")
         if self.episode_seeds < 1 or self.episode_width < 1:
             raise ValueError("episode_seeds and episode_width must be >= 1")
+        if self.prf_docs < 1 or self.prf_terms < 1 or self.when_depth < 1:
+            raise ValueError("prf_docs, prf_terms and when_depth must be >= 1")
         for name in (
             "bm25_weight",
             "trigram_weight",
             "vector_weight",
             "recency_weight",
             "episode_weight",
+            "prf_weight",
+            "when_weight",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -121,6 +139,13 @@ class RecallConfig:
                 f"episode-v1={self.episode_weight:g}"
                 f"/seeds={self.episode_seeds}/width={self.episode_width}"
             )
+        if self.prf_weight > 0:
+            parts.append(
+                f"prf-v1={self.prf_weight:g}/docs={self.prf_docs}/terms={self.prf_terms}"
+                + ("/names" if self.prf_names_only else "")
+            )
+        if self.when_weight > 0:
+            parts.append(f"when-v1={self.when_weight:g}/depth={self.when_depth}")
         return " ".join(parts)
 
     def with_changes(self, **changes: Any) -> RecallConfig:
@@ -137,6 +162,9 @@ PRESETS: MappingProxyType[str, RecallConfig] = MappingProxyType(
         "vector_only": RecallConfig(name="vector_only", bm25_weight=0.0, trigram_weight=0.0),
         "recent": RecallConfig(name="recent", recency_weight=1.0),
         "episode": RecallConfig(name="episode", episode_weight=0.5),
+        "prf": RecallConfig(name="prf", prf_weight=0.5),
+        "names": RecallConfig(name="names", prf_weight=0.5, prf_names_only=True),
+        "when": RecallConfig(name="when", when_weight=1.0),
     }
 )
 

@@ -31,6 +31,8 @@ from mama_core.clock import to_utc
 from mama_core.embeddings.base import Embedder
 from mama_core.recall.config import PRESETS, RecallConfig
 from mama_core.recall.episode import with_episode_neighbours
+from mama_core.recall.expansion import STAGE_ARM as PRF_ARM
+from mama_core.recall.expansion import expansion_arm
 from mama_core.recall.fusion import Fused, Ranked, rrf
 from mama_core.recall.history import predecessors
 from mama_core.recall.lexical_arm import lexical_arms
@@ -38,6 +40,7 @@ from mama_core.recall.lexical_query import build_lexical_query, split_runs
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import RecallHit, RecallQuery
 from mama_core.recall.rows import Row, fetch_rows
+from mama_core.recall.temporal import asks_when, with_time_bonus
 from mama_core.recall.vector_cache import RowMask, VectorCache
 from mama_core.store.connection import Connection
 
@@ -138,6 +141,23 @@ class Recall:
                 "vector": cfg.vector_weight,
             }
             fused = rrf(arms, weights, cfg.rrf_k)
+            if cfg.prf_weight > 0 and fused and cfg.bm25_weight > 0:
+                extra = expansion_arm(
+                    conn,
+                    query.text,
+                    fused,
+                    predicate,
+                    docs=cfg.prf_docs,
+                    terms=cfg.prf_terms,
+                    k=cfg.rrf_k,
+                    depth=depth,
+                    weights=cfg.bm25_weights,
+                    rows=rows,
+                    names_only=cfg.prf_names_only,
+                )
+                if extra:
+                    arms[PRF_ARM] = extra
+                    fused = rrf(arms, {**weights, PRF_ARM: cfg.prf_weight}, cfg.rrf_k)
             if cfg.episode_weight > 0 and self.cache is not None and rows is not None:
                 fused = with_episode_neighbours(
                     fused,
@@ -146,6 +166,15 @@ class Recall:
                     weight=cfg.episode_weight,
                     seeds=cfg.episode_seeds,
                     width=cfg.episode_width,
+                    k=cfg.rrf_k,
+                )
+            if cfg.when_weight > 0 and fused and asks_when(query.text):
+                fused = with_time_bonus(
+                    conn,
+                    fused,
+                    predicate,
+                    weight=cfg.when_weight,
+                    depth=cfg.when_depth,
                     k=cfg.rrf_k,
                 )
             if cfg.recency_weight > 0 or cfg.topic_weight > 0:

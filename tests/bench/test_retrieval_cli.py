@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from bench.compare import compare
 from bench.retrieval import main
 from tests.bench.test_metrics import write_locomo, write_longmemeval
 
@@ -40,3 +42,28 @@ def test_longmemeval_end_to_end(
     last = capsys.readouterr().out.strip().splitlines()[-1]
     # One question, its evidence session found first: every metric is perfect.
     assert last == "overall recall@5=1.000 recall@10=1.000 mrr=1.000"
+
+
+def test_chosen_methods_a_sweep_and_the_cached_subset(
+    tmp_path: Path, bench_cache: Path, model_cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_locomo(tmp_path / "l.json")
+    out_json = tmp_path / "out.json"
+    base = ["locomo", str(tmp_path / "l.json"), "--model-cache", str(model_cache_dir)]
+    chosen = ["--methods", "when", "--method", "few=prf:prf_terms=2,prf_names_only=true"]
+    # A fresh cache holds nothing: the cached-only subset is empty and says so.
+    assert main([*base, *chosen, "--cached-only"]) == 0
+    assert "subset: 0 of 1 stores" in capsys.readouterr().out
+    # Positive control: a plain run fills the cache, and the subset is then the whole file.
+    assert main([*base, *chosen]) == 0
+    assert main([*base, *chosen, "--cached-only", "--json", str(out_json)]) == 0
+    printed = capsys.readouterr().out
+    assert "subset: 1 of 1 stores" in printed
+    assert "when: " in printed and "when-v1=1/depth=30" in printed
+    assert "few: " in printed and "prf-v1=0.5/docs=3/terms=2/names" in printed
+    assert "episode-v1=" not in printed  # only the chosen methods ran
+
+    lines = compare(json.loads(out_json.read_text()), "recall@10", ("1", "2", "3", "4"))
+    assert lines[0].startswith("locomo: recall@10")
+    assert any(" when " in line and "[" in line for line in lines[2:])
+    assert any(" few " in line and "[" in line for line in lines[2:])
