@@ -112,7 +112,7 @@ def x_display(tmp_path: Path) -> Iterator[XDisplay]:
     )
     display = XDisplay(env)
     try:
-        poll("the trayer panel", lambda: display.windows("panel", "--name"), 20)
+        poll("the trayer panel", lambda: display.windows("panel", "--name"), 60)
         yield display
     finally:
         trayer.terminate()
