@@ -31,7 +31,7 @@ from mama_core.memory.errors import EngineError
 from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ActionInput, MutationInput
-from mama_core.memory.purge_pending import PendingPurgeRetry, settle_if_pending
+from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
 from mama_core.memory.receipt import Receipt
 from mama_core.memory.session import SessionFacts
@@ -74,7 +74,7 @@ class Engine:
         self._closed = threading.Event()
         self._recall: Recall | None = None
         self._recall_lock = threading.Lock()
-        self.purge_retry = PendingPurgeRetry(self._writer.run)
+        self.purge_retry = PendingPurgeRetry(self._writer.run, is_pending=self._purge_pending)
         """Finishes a purge whose WAL truncation a reader blocked (here or in another
         process, or before this process started)."""
         self._feed.subscribe(self._after_commit)
@@ -244,6 +244,11 @@ class Engine:
         if self._recall is not None:
             self._recall.close()
         self._readers.close()
+
+    def _purge_pending(self) -> bool:
+        """Whether a purge mark is waiting (read on a reader, not the writer's connection)."""
+        with self._readers.borrow() as conn:
+            return pending_purge(conn) is not None
 
     def _mutate(self, call: Call[Any]) -> dict[str, Any]:
         with self._readers.borrow() as conn:

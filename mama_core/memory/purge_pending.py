@@ -143,18 +143,24 @@ class PendingPurgeRetry:
     It checks at once (a mark left by a process that exited), then every
     ``watch_seconds`` (a mark left by another process meanwhile), and after a
     ``poke`` (a purge of this engine); while a reader blocks, it retries with a
-    growing delay up to ``max_delay``.
+    growing delay up to ``max_delay``. ``is_pending`` looks for the mark on a
+    connection of its own, so the writer's connection is used only when there is
+    a purge to finish: an idle engine does no work on it every few seconds, and a
+    thread that (wrongly) shares the writer's connection cannot deadlock with a
+    check it never asked for.
     """
 
     def __init__(
         self,
         run_on_writer: RunOnWriter,
         *,
+        is_pending: Callable[[], bool] | None = None,
         first_delay: float = 0.25,
         max_delay: float = 4.0,
         watch_seconds: float = 10.0,
     ) -> None:
         self._run = run_on_writer
+        self._is_pending = is_pending
         self._first_delay = first_delay
         self._max_delay = max_delay
         self._watch = watch_seconds
@@ -188,7 +194,10 @@ class PendingPurgeRetry:
             if self._stop.is_set():
                 return
             try:
-                done = self._run(settle_if_pending).result()
+                if self._is_pending is not None and not self._is_pending():
+                    done = True
+                else:
+                    done = self._run(settle_if_pending).result()
             except RuntimeError:
                 return  # the writer was shut down
             except (sqlcipher.Error, OSError, ValueError):

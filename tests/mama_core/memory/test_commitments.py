@@ -61,19 +61,23 @@ def listed(engine: Engine, **fields: Any) -> list[dict[str, Any]]:
 
 
 def connector_item(engine: Engine, external_id: str, scope: str, text: str) -> int:
-    """An item as a connector stores it (its own process writes observations directly)."""
-    conn = engine.store.conn
-    cur = conn.execute(
-        "INSERT INTO observations (source, external_id, author, text, received_at) "
-        "VALUES ('slack:T1', ?, 'dana', ?, '2026-11-30T09:00:00.000000Z')",
-        (external_id, text),
-    )
-    oid = int(cur.lastrowid or 0)
-    conn.execute(
-        "INSERT INTO observation_facets (observation_id, channel, scope, metadata) "
-        "VALUES (?, 'C1', ?, '{}')",
-        (oid, scope),
-    )
+    """An item as a connector stores it (its own process writes observations directly,
+    so on a connection of its own: the engine's is its writer thread's alone)."""
+    conn = engine.store.new_connection()
+    try:
+        cur = conn.execute(
+            "INSERT INTO observations (source, external_id, author, text, received_at) "
+            "VALUES ('slack:T1', ?, 'dana', ?, '2026-11-30T09:00:00.000000Z')",
+            (external_id, text),
+        )
+        oid = int(cur.lastrowid or 0)
+        conn.execute(
+            "INSERT INTO observation_facets (observation_id, channel, scope, metadata) "
+            "VALUES (?, 'C1', ?, '{}')",
+            (oid, scope),
+        )
+    finally:
+        conn.close()
     return oid
 
 
