@@ -13,7 +13,12 @@ from mama_core.errors import MamaError
 from ui.qt import QtGui, QtWidgets, Signal
 from ui.review.dialogs import add_erase_controls
 from ui.review.models import SORT_ROLE
-from ui.review.table_views import make_table_view, select_row, source_row, time_sample, view_row
+from ui.review.table_views import (
+    current_record,
+    make_table_view,
+    select_record,
+    time_sample,
+)
 from ui.tasks import TaskGroup, await_dialog
 from ui.words import local_time
 
@@ -151,17 +156,10 @@ class MessagesPanel(QtWidgets.QWidget):
 
     def select(self, observation_id: int) -> bool:
         """Make ``observation_id`` the current row; False if it is not listed."""
-        if observation_id not in self.ids():
-            return False
-        select_row(self.view, view_row(self.view, self.ids().index(observation_id), self.model))
-        return True
+        return select_record(self.view, self.model, self.ids(), observation_id)
 
     def current(self) -> dict[str, Any] | None:
-        index = self.view.currentIndex()
-        row = source_row(self.view, index) if index.isValid() else -1
-        if not 0 <= row < len(self._rows):
-            return None
-        return self._rows[row]
+        return current_record(self.view, self._rows)
 
     def _show_current(self, *_args: object) -> None:
         row = self.current()

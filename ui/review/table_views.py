@@ -4,6 +4,7 @@ read-only, with columns as wide as what they show."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ui.qt import Qt, QtCore, QtGui, QtWidgets
 from ui.review.models import SORT_ROLE
@@ -106,6 +107,29 @@ def source_row(view: QtWidgets.QTableView, index: QtCore.QModelIndex) -> int:
     if isinstance(model, QtCore.QSortFilterProxyModel):
         return model.mapToSource(index).row()
     return index.row()
+
+
+def current_record(
+    view: QtWidgets.QTableView, rows: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The record of the view's current row (``rows`` in the model's order), or None."""
+    index = view.currentIndex()
+    row = source_row(view, index) if index.isValid() else -1
+    return rows[row] if 0 <= row < len(rows) else None
+
+
+def select_record(
+    view: QtWidgets.QTableView,
+    source: QtCore.QAbstractItemModel,
+    ids: Sequence[int],
+    record_id: int,
+) -> bool:
+    """Make the row of ``record_id`` (``ids`` in the model's order) current; False if
+    it is not listed."""
+    if record_id not in ids:
+        return False
+    select_row(view, view_row(view, list(ids).index(record_id), source))
+    return True
 
 
 def view_row(view: QtWidgets.QTableView, row: int, source: QtCore.QAbstractItemModel) -> int:

@@ -23,7 +23,13 @@ from mama_core.errors import MamaError
 from ui.palette import ATTENTION, DANGER, MUTED
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
 from ui.review.models import SORT_ROLE
-from ui.review.table_views import make_table_view, select_row, source_row, time_sample, view_row
+from ui.review.table_views import (
+    current_record,
+    make_table_view,
+    select_record,
+    select_row,
+    time_sample,
+)
 from ui.tasks import TaskGroup, await_dialog
 from ui.words import local_time
 
@@ -361,17 +367,10 @@ class WorkPanel(QtWidgets.QWidget):
             self.model.appendRow(items)
 
     def select(self, commitment_id: int) -> bool:
-        if commitment_id not in self.ids():
-            return False
-        select_row(self.view, view_row(self.view, self.ids().index(commitment_id), self.model))
-        return True
+        return select_record(self.view, self.model, self.ids(), commitment_id)
 
     def current(self) -> dict[str, Any] | None:
-        index = self.view.currentIndex()
-        row = source_row(self.view, index) if index.isValid() else -1
-        if not 0 <= row < len(self._rows):
-            return None
-        return self._rows[row]
+        return current_record(self.view, self._rows)
 
     def state_text(self, commitment_id: int) -> str:
         """What the State column says for ``commitment_id`` ("" if not listed)."""
