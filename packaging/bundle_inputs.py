@@ -9,6 +9,7 @@ PySide6 modules the app does not use (left out of the bundle).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,35 @@ UNUSED_QT_LIBS = (
     "libQt6WlShellIntegration.",
 )
 """Qt libraries needed only by the plugins above."""
+
+HOST_LIBS = (
+    "libstdc++.so.6",
+    "libgcc_s.so.1",
+    "libX11.so.6",
+    "libX11-xcb.so.1",
+    "libxcb.so.1",
+    "libfontconfig.so.1",
+    "libfreetype.so.6",
+    "libexpat.so.1",
+    "libz.so.1",
+    "libuuid.so.1",
+    "libcom_err.so.2",
+    "libgpg-error.so.0",
+    # Not in the excludelist, but the tray cannot work without the desktop's session bus
+    # (its icon is a StatusNotifierItem on D-Bus), and a desktop with a bus has its
+    # library; bundled, it drags in libsystemd and libgcrypt (1.1 MB compressed).
+    "libdbus-1.so.3",
+)
+"""Libraries every Linux desktop has and that must match the host's own copies, so they
+are taken from the system, not the bundle: the entries of AppImage's excludelist
+(pkg2appimage/excludelist, "assumed to be present on the host system") that PyInstaller
+would otherwise collect. A bundled older libstdc++ or fontconfig breaks the host's GPU
+driver or font configuration; a bundled libX11 can lack symbols the host's libxcb needs.
+glibc, which PyInstaller never bundles, sets the oldest system the bundle runs on anyway."""
+
+UNUSED_LLAMA_LIBS = ("libmtmd.so",)
+"""llama.cpp's multimodal (image input) library: llama-cpp-python opens it only from its
+LLaVA-style chat handlers, which MAMA never uses (embeddings and a text chat model)."""
 
 OTHER_QT_BINDINGS = ("PyQt5", "PyQt6", "PySide2", "shiboken2")
 """Bindings qasync probes for; none may be bundled beside PySide6."""
@@ -184,6 +214,35 @@ def unused_qt_files(modules: list[str]) -> list[Path]:
             if path.is_file() and not path.is_symlink():
                 files.append(path)
     return files
+
+
+def needed_libraries(path: str) -> set[str]:
+    """The DT_NEEDED names of one ELF file (empty for anything readelf cannot read)."""
+    dynamic = subprocess.run(
+        ["readelf", "-d", "-W", path], capture_output=True, text=True, check=False
+    ).stdout
+    return set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+
+
+def orphaned_by(
+    binaries: list[tuple[str, str, str]], removed: list[tuple[str, str, str]]
+) -> set[str]:
+    """Top-level libraries PyInstaller collected only for the ``removed`` entries (e.g.
+    libsystemd and libgcrypt for libdbus): needed by something removed, by nothing kept.
+    Entries are PyInstaller's ``(dest, source, typecode)``. Repeats until nothing more
+    falls away, so a dependency of an orphan goes too."""
+    needs = {dest: needed_libraries(source) for dest, source, _ in [*binaries, *removed]}
+    kept = {dest for dest, _, _ in binaries}
+    gone = {dest for dest, _, _ in removed}
+    while True:
+        wanted = set().union(*(needs[d] for d in kept))
+        freed = {d for d in kept if "/" not in d and d not in wanted} & set().union(
+            *(needs[d] for d in gone)
+        )
+        if not freed:
+            return gone - {dest for dest, _, _ in removed}
+        kept -= freed
+        gone |= freed
 
 
 def strip_symbols(bundle: Path) -> list[Path]:

@@ -4,7 +4,8 @@ bundle would take from the system that it should have carried.
     python packaging/bundle_report.py dist/mama dist/mama-<version>-linux-x86_64.tar.gz
 
 Exits 1 when a bundled binary needs a library that is neither in the bundle nor one
-the system always provides (glibc, the GPU driver's libGL, X11's libxcb), since the
+the system always provides (glibc, the GPU driver's libGL, X11, libstdc++, fontconfig:
+``SYSTEM_LIBS``), since the
 bundle would then start on this machine and fail on a person's.
 """
 
@@ -38,8 +39,10 @@ SYSTEM_LIBS = (
     "libgbm",
     "libxcb.so",
     "libwayland-",
+    *bundle_inputs.HOST_LIBS,
 )
-"""Libraries PyInstaller deliberately leaves to the system (they must match its drivers)."""
+"""Libraries left to the system: what PyInstaller leaves there (they must match its
+drivers) and the base libraries of ``bundle_inputs.HOST_LIBS``."""
 
 
 def folder_size(folder: Path) -> int:
@@ -57,10 +60,13 @@ def outside_libraries(bundle: Path) -> dict[str, set[str]]:
         result = subprocess.run(
             ["ldd", str(path)], env=env, capture_output=True, text=True, check=False
         )
+        # Only the file's own dependencies: what a system library needs in turn (the
+        # host's libdbus its libsystemd) is the system's, as the library itself is.
+        direct = bundle_inputs.needed_libraries(str(path))
         for line in result.stdout.splitlines():
             name, _, where = line.strip().partition(" => ")
             where = where.split(" (", 1)[0].strip()
-            if not where or name.startswith(SYSTEM_LIBS):
+            if not where or name not in direct or name.startswith(SYSTEM_LIBS):
                 continue
             if where == "not found" or not where.startswith(str(bundle)):
                 rpath_ok = (path.parent / name).exists() or (internal / name).exists()

@@ -57,6 +57,16 @@ def test_version_names_the_commit_it_was_built_from(person: Person) -> None:
     assert out.startswith(f"mama {project_version()} (commit {commit}")
 
 
+def test_help_describes_each_command(person: Person) -> None:
+    """The bundle strips the libraries' docstrings (optimize=2) but not ours: click takes
+    each command's help from its docstring, so a stripped build lists bare names."""
+    commands = person.run("--help").stdout.split("Commands:")[1].strip().splitlines()
+    assert len(commands) > 10
+    bare = [line.strip() for line in commands if len(line.split()) < 2]
+    assert not bare, f"commands without a description: {bare}"
+    assert "Remember TEXT as a judgment" in person.run("remember", "--help").stdout
+
+
 def test_cli_on_a_new_encrypted_store(person: Person) -> None:
     """doctor, remember, search by meaning and verify, all from the bundle's own files."""
     doctor = json.loads(person.run("doctor", "--json").stdout)
