@@ -12,6 +12,7 @@ bundle would then start on this machine and fail on a person's.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,10 +76,30 @@ def outside_libraries(bundle: Path) -> dict[str, set[str]]:
     return found
 
 
+def host_versions(bundle: Path) -> dict[str, str]:
+    """The newest glibc and libstdc++ symbol versions the bundle's files ask for: the
+    oldest host it runs on (both come from the host; see ``bundle_inputs.HOST_LIBS``)."""
+    newest: dict[str, tuple[int, ...]] = {}
+    for path in sorted(bundle.rglob("*")):
+        if (
+            not path.is_file()
+            or path.is_symlink()
+            or not (".so" in path.name or path.name == "mama")
+        ):
+            continue
+        symbols = subprocess.run(
+            ["objdump", "-T", str(path)], capture_output=True, text=True, check=False
+        ).stdout
+        for family, version in re.findall(r"\b(GLIBC|GLIBCXX)_(\d+(?:\.\d+)+)\b", symbols):
+            parts = tuple(int(p) for p in version.split("."))
+            newest[family] = max(newest.get(family, parts), parts)
+    return {family: ".".join(map(str, v)) for family, v in newest.items()}
+
+
 def main(argv: list[str]) -> int:
     bundle, archive = Path(argv[0]), Path(argv[1])
-    print(f"bundle: {bundle} {folder_size(bundle) / 1e6:.0f} MB unpacked")
-    print(f"archive: {archive} {archive.stat().st_size / 1e6:.0f} MB")
+    print(f"bundle: {bundle} {folder_size(bundle) / 1e6:.1f} MB unpacked")
+    print(f"archive: {archive} {archive.stat().st_size / 1e6:.1f} MB")
     left_out = bundle_inputs.unused_qt_modules()
     bundled = {p.name.split(".", 1)[0] for p in (bundle / "_internal" / "PySide6").glob("Qt*")}
     names = [m.removeprefix("PySide6.") for m in left_out]
@@ -89,6 +110,11 @@ def main(argv: list[str]) -> int:
         f"Qt modules bundled: {', '.join(sorted(bundled))}; left out ({len(names)}): "
         f"{', '.join(names)}; their bindings and Qt libraries not in the bundle: "
         f"{sum(p.stat().st_size for p in saved) / 1e6:.0f} MB"
+    )
+    versions = host_versions(bundle)
+    print(
+        f"needs from the host: glibc >= {versions.get('GLIBC', '?')}, "
+        f"libstdc++ with GLIBCXX_{versions.get('GLIBCXX', '?')}"
     )
     outside = outside_libraries(bundle)
     for lib, users in sorted(outside.items()):
