@@ -95,6 +95,7 @@ def remember(
         payload["replaces"] = list(replaces)
     receipt = obj.owner_mutate(parse_input(SaveInput, **payload))
     _emit_receipt(receipt, as_json, "remembered")
+    _note_waiting_vectors(obj)
 
 
 @click.command()
@@ -126,6 +127,31 @@ def search(
         for hit in result.get("results", [])
     ]
     _emit(result, as_json, "\n".join(lines) if lines else "nothing found")
+    _note_waiting_vectors(obj)
+
+
+def _note_waiting_vectors(obj: CliContext) -> None:
+    """One line on stderr when memories still lack a vector of the configured model (it
+    changed, e.g. in an update). A short command does not start that long job: the
+    tray, the daemon and ``mama mcp`` do it in the background, or ``mama reindex``."""
+    from mama_core.recall import count_missing
+
+    reader = obj.store().new_connection()
+    try:
+        waiting = count_missing(reader, obj.embedder().model_id)
+    finally:
+        reader.close()
+    if waiting:
+        click.echo(waiting_vectors_line(waiting), err=True)
+
+
+def waiting_vectors_line(waiting: int) -> str:
+    """What a person reads when ``waiting`` memories lack the new model's vectors."""
+    noun = "memory waits" if waiting == 1 else "memories wait"
+    return (
+        f"note: {waiting} {noun} for the new embedding model's vectors (search finds them "
+        "by their words meanwhile); they are updated while MAMA runs, or run 'mama reindex'."
+    )
 
 
 def _record_text(record: dict[str, Any]) -> str:

@@ -179,6 +179,7 @@ class VectorCatchUp:
         if not missing:
             return
         total, done = len(missing), 0
+        step = max(self._batch, total // 10)  # log about every tenth
         log.info("%d memories lack a %s vector; embedding them", total, self.model_id)
         self._announce(CatchUpProgress(self.model_id, 0, total))
         for start in range(0, total, self._batch):
@@ -198,6 +199,8 @@ class VectorCatchUp:
                 self._cache.refresh(conn, ids)
             done += len(ids)
             self._announce(CatchUpProgress(self.model_id, done, total))
+            if done < total and done // step != (done - len(ids)) // step:
+                log.info("catching up on %s vectors: %d of %d", self.model_id, done, total)
         log.info("caught up: %d memories now have a %s vector", total, self.model_id)
 
     def _announce(self, progress: CatchUpProgress) -> None:

@@ -76,6 +76,7 @@ class Engine:
         self._recall: Recall | None = None
         self._recall_lock = threading.Lock()
         self._catch_up: VectorCatchUp | None = None
+        self._catch_up_lock = threading.Lock()
         self.purge_retry = PendingPurgeRetry(self._writer.run, is_pending=self._purge_pending)
         """Finishes a purge whose WAL truncation a reader blocked (here or in another
         process, or before this process started)."""
@@ -221,26 +222,25 @@ class Engine:
 
         The batches are read and embedded off the writer, then written by the writer
         thread as jobs between commands (the one writer; ``catch_up`` says why)."""
-        with self._recall_lock:
+        # Its own lock: recall() takes the recall lock and then the feed's, and a
+        # change-set subscriber may make recall while the feed's lock is held.
+        with self._catch_up_lock:
             if self._closed.is_set():
                 raise EngineError("The memory engine is closed.")
-            catch_up = self._catch_up
-        if catch_up is not None:
-            return catch_up
-        cache = self.recall().cache
-        assert cache is not None  # the engine's recall always has one
-        with self._recall_lock:
             if self._catch_up is None:
-                self._catch_up = VectorCatchUp(
+                cache = self.recall().cache
+                assert cache is not None  # the engine's recall always has one
+                catch_up = VectorCatchUp(
                     self.embedder, cache, self._readers.borrow, self._writer.run
                 )
 
                 def poke(changes: ChangeSet) -> None:
-                    if changes.added and self._catch_up is not None:
-                        self._catch_up.poke()
+                    if changes.added:
+                        catch_up.poke()
 
                 self._feed.subscribe(poke)
-                self._catch_up.start()
+                catch_up.start()
+                self._catch_up = catch_up
             return self._catch_up
 
     @property
@@ -273,7 +273,8 @@ class Engine:
         """Finish queued writes and close the read connections (the store stays open)."""
         if self._closed.is_set():
             return
-        self._closed.set()
+        with self._catch_up_lock:
+            self._closed.set()
         if self._catch_up is not None:
             self._catch_up.stop()  # before the writer: its last batch is a writer job
         self.purge_retry.stop()
