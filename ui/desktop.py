@@ -483,6 +483,9 @@ class Desktop(QtCore.QObject):
             finally:
                 if swap and self.memory is not None:
                     await self.agent.start(self.memory)
+                    # The new engine catches up on what the dialog could not see
+                    # (memories another process saved meanwhile with the old model).
+                    self._tasks.spawn(self._catch_up(self.memory))
             runtime_inputs = ("agent_backend", "local_model_path", "agent_scopes")
             if (
                 not swap
