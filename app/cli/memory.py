@@ -347,9 +347,10 @@ def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
 def reindex(obj: CliContext, batch: int, as_json: bool) -> None:
     """Embed every memory that lacks a vector for the configured model.
 
-    Run it after changing the embedding model. It commits batch by batch, so an
-    interrupted run continues where it stopped. Do not run it while the tray app
-    or the daemon is writing to the same store.
+    The tray, the daemon and `mama mcp` do this in the background when the model
+    changes; this does it now, in one go. It commits batch by batch, so an
+    interrupted run continues where it stopped, and it is safe beside a running
+    MAMA (a vector already written by another process is kept).
     """
     from app.cli.progress import model_progress
     from mama_core.recall import reembed
