@@ -72,6 +72,9 @@ async def serve(
                         f"mama daemon: ready (agent {status.backend}{paused}, "
                         f"telegram {status.telegram})"
                     )
+                # Memories without a vector of this model (the default changed in an
+                # update) are embedded in the background; the log says how far it got.
+                await asyncio.to_thread(engine.catch_up_vectors)
                 await stop.wait()
             finally:
                 await host.stop()

@@ -22,6 +22,7 @@ from app.paths import Paths
 from app.settings import Settings
 from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
 from ui.agent_control import AgentControl
+from ui.catch_up_status import CatchUpStatus
 from ui.error_reporting import RuntimeErrors, exit_code_of, fatal_dialog, one_line
 from ui.icons import app_icon
 from ui.memory_session import OpenMemory, find_key, is_first_run, open_memory, warm_up
@@ -93,6 +94,7 @@ class Desktop(QtCore.QObject):
         self.errors = RuntimeErrors(self.notify_error, None)
 
         self.tray = Tray(self)
+        self.catch_up_status = CatchUpStatus(self.tray, self)
         self.tray.review_requested.connect(self.show_review)
         self.tray.search_requested.connect(self.show_search)
         self.tray.pause_requested.connect(self.set_agent_paused)
@@ -192,6 +194,7 @@ class Desktop(QtCore.QObject):
             window.close()
             window.deleteLater()
         await self._tasks.aclose()
+        self.catch_up_status.stop()
         await self.agent.stop()
         if self.bridge is not None:
             self.bridge.close()
@@ -282,6 +285,17 @@ class Desktop(QtCore.QObject):
         self.tray.set_ready()
         self._tasks.spawn(self._refresh_waiting())
         self._tasks.spawn(self.agent.start(memory))
+        self._tasks.spawn(self._catch_up(memory))
+
+    async def _catch_up(self, memory: OpenMemory) -> None:
+        """Embed, in the background, the memories lacking a vector of this model (the
+        default changed in an update); the tray says how far it got."""
+        try:
+            catch_up = await asyncio.to_thread(memory.engine.catch_up_vectors)
+        except MamaError as exc:  # closed meanwhile (Quit, a model change): nothing to show
+            log.info("no vector catch-up: %s", exc.message)
+            return
+        self.catch_up_status.follow(catch_up)
 
     # --- change-sets: the tray's count and notifications ----------------------------------
 
@@ -469,6 +483,9 @@ class Desktop(QtCore.QObject):
             finally:
                 if swap and self.memory is not None:
                     await self.agent.start(self.memory)
+                    # The new engine catches up on what the dialog could not see
+                    # (memories another process saved meanwhile with the old model).
+                    self._tasks.spawn(self._catch_up(self.memory))
             runtime_inputs = ("agent_backend", "local_model_path", "agent_scopes")
             if (
                 not swap

@@ -65,6 +65,11 @@ class Tray(QtCore.QObject):
         self.menu.aboutToShow.connect(self.menu_opening)
         self.agent_status_action = self.menu.addAction("Agent: starting…")
         self.agent_status_action.setEnabled(False)
+        self.catch_up_action = self.menu.addAction("")
+        """A second status line while memories are re-embedded for a new model."""
+        self.catch_up_action.setEnabled(False)
+        self.catch_up_action.setVisible(False)
+        self._catch_up: str | None = None
         self.menu.addSeparator()
         self.review_action = self.menu.addAction("&Review")
         self.review_action.triggered.connect(self.review_requested)
@@ -135,6 +140,18 @@ class Tray(QtCore.QObject):
         self.pair_action.setEnabled(available)
         self.changed.emit()
 
+    def set_catch_up(self, text: str | None) -> None:
+        """Show (or, with None, hide) how far re-embedding for a new model has got, e.g.
+        "Updating memory search for the new model: 120 of 900"; MAMA works meanwhile."""
+        self._catch_up = text or None
+        self.catch_up_action.setText(text or "")
+        self.catch_up_action.setVisible(bool(text))
+        self._redraw()
+
+    @property
+    def catch_up_text(self) -> str | None:
+        return self._catch_up
+
     def set_trouble(self, message: str | None) -> None:
         """Show (or clear) a lasting problem, e.g. the agent backend cannot start."""
         self._trouble = message
@@ -174,7 +191,8 @@ class Tray(QtCore.QObject):
             parts.append(f"{self._waiting} {noun} waiting")
         if len(parts) == 1:
             parts.append("idle")
-        return " — ".join([parts[0], ", ".join(parts[1:])])
+        text = " — ".join([parts[0], ", ".join(parts[1:])])
+        return f"{text}\n{self._catch_up}" if self._catch_up else text
 
     def _redraw(self) -> None:
         state = self.state

@@ -128,7 +128,11 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
             },
             f"vector cache: {cache.vector_count} vectors, {cache.nbytes / 1e6:.1f} MB "
             f"({cache.dtype.name}); {missing} memories lack a vector"
-            + (" (run 'mama reindex')" if missing else ""),
+            + (
+                " (they are embedded in the background while MAMA runs, or run 'mama reindex')"
+                if missing
+                else ""
+            ),
         )
     _connectors(obj, report)
     problem = _agent(obj, report)

@@ -69,7 +69,11 @@ def mcp(db: Path | None, project: str | None, allow_global: bool) -> None:
             # Stdout is the protocol: nothing said while opening (a first model build)
             # may reach it. The server already answers while this runs in a thread.
             with contextlib.redirect_stdout(sys.stderr):
-                return stack.enter_context(open_engine(db_path, paths))
+                engine = stack.enter_context(open_engine(db_path, paths))
+            # A long-lived server: memories lacking a vector of this model (the
+            # default changed in an update) are embedded in the background.
+            engine.catch_up_vectors()
+            return engine
 
         run_stdio(opener, binding)
 

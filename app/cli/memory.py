@@ -95,6 +95,7 @@ def remember(
         payload["replaces"] = list(replaces)
     receipt = obj.owner_mutate(parse_input(SaveInput, **payload))
     _emit_receipt(receipt, as_json, "remembered")
+    _note_waiting_vectors(obj)
 
 
 @click.command()
@@ -126,6 +127,31 @@ def search(
         for hit in result.get("results", [])
     ]
     _emit(result, as_json, "\n".join(lines) if lines else "nothing found")
+    _note_waiting_vectors(obj)
+
+
+def _note_waiting_vectors(obj: CliContext) -> None:
+    """One line on stderr when memories still lack a vector of the configured model (it
+    changed, e.g. in an update). A short command does not start that long job: the
+    tray, the daemon and ``mama mcp`` do it in the background, or ``mama reindex``."""
+    from mama_core.recall import count_missing
+
+    reader = obj.store().new_connection()
+    try:
+        waiting = count_missing(reader, obj.embedder().model_id)
+    finally:
+        reader.close()
+    if waiting:
+        click.echo(waiting_vectors_line(waiting), err=True)
+
+
+def waiting_vectors_line(waiting: int) -> str:
+    """What a person reads when ``waiting`` memories lack the new model's vectors."""
+    noun = "memory waits" if waiting == 1 else "memories wait"
+    return (
+        f"note: {waiting} {noun} for the new embedding model's vectors (search finds them "
+        "by their words meanwhile); they are updated while MAMA runs, or run 'mama reindex'."
+    )
 
 
 def _record_text(record: dict[str, Any]) -> str:
@@ -321,9 +347,10 @@ def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
 def reindex(obj: CliContext, batch: int, as_json: bool) -> None:
     """Embed every memory that lacks a vector for the configured model.
 
-    Run it after changing the embedding model. It commits batch by batch, so an
-    interrupted run continues where it stopped. Do not run it while the tray app
-    or the daemon is writing to the same store.
+    The tray, the daemon and `mama mcp` do this in the background when the model
+    changes; this does it now, in one go. It commits batch by batch, so an
+    interrupted run continues where it stopped, and it is safe beside a running
+    MAMA (a vector already written by another process is kept).
     """
     from app.cli.progress import model_progress
     from mama_core.recall import reembed

@@ -193,11 +193,17 @@ def write_bundled_manifest(folder: Path, model_file: Path, model_id: str) -> Pat
     return path
 
 
+MATRIX_TYPES = ("f16", "q8_0")
+"""How the converter may store the large matrices: F16, or llama.cpp's Q8_0 (blocks of
+32 int8 values with one F16 scale each, about half the size of F16)."""
+
+
 @dataclass(frozen=True)
 class _Planned:
     source_name: str
     gguf_name: str
-    dtype: type[np.float16] | type[np.float32]
+    qtype: str
+    """The GGML type name: ``F32``, ``F16`` or ``Q8_0``."""
     shape: tuple[int, ...]
 
 
@@ -207,10 +213,12 @@ def convert_bert_to_gguf(
     progress: ConvertProgress | None = None,
     *,
     name: str | None = None,
+    matrix_type: str = "f16",
 ) -> None:
-    """Write a Hugging Face BERT checkpoint in ``src_dir`` as an F16 GGUF at ``out_path``.
+    """Write a Hugging Face BERT checkpoint in ``src_dir`` as a GGUF at ``out_path``.
 
-    Matrices in ``blk.*`` and ``token_embd`` become F16; everything else (norms,
+    Matrices in ``blk.*`` and ``token_embd`` become ``matrix_type`` (F16 or Q8_0,
+    quantized from the source's own precision); everything else (norms,
     biases, ``position_embd``, ``token_types``) stays F32, because llama.cpp's BERT
     graph refuses F16 position and token-type embeddings. The file is written to
     a temporary name in the same folder and renamed into place, so a reader never
@@ -227,26 +235,39 @@ def convert_bert_to_gguf(
             details={"path": str(src_dir)},
         )
     n_layers = int(config["num_hidden_layers"])
+    if matrix_type not in MATRIX_TYPES:
+        raise ValueError(f"matrix_type must be one of {MATRIX_TYPES}, not {matrix_type!r}")
 
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     writer = gguf.GGUFWriter(tmp, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
     try:
         weights_file: Any = safe_open(str(src_dir / "model.safetensors"), framework="numpy")
         with weights_file as weights:
-            plan = _plan_tensors(weights, gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, n_layers))
-            _add_model_metadata(writer, config, name or src_dir.name, _read_pooling(src_dir))
+            name_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, n_layers)
+            plan = _plan_tensors(weights, name_map, matrix_type.upper())
+            _add_model_metadata(
+                writer, config, name or src_dir.name, _read_pooling(src_dir), matrix_type
+            )
             _add_tokenizer_metadata(writer, src_dir, config)
             for item in plan:
-                nbytes = int(np.prod(item.shape)) * np.dtype(item.dtype).itemsize
-                writer.add_tensor_info(item.gguf_name, item.shape, np.dtype(item.dtype), nbytes)
+                qtype = gguf.GGMLQuantizationType[item.qtype]
+                stored = gguf.quant_shape_to_byte_shape(item.shape, qtype)
+                nbytes = int(np.prod(stored))
+                if item.qtype in _NUMPY_TYPES:
+                    dtype = np.dtype(_NUMPY_TYPES[item.qtype])
+                    writer.add_tensor_info(item.gguf_name, item.shape, dtype, nbytes)
+                else:  # quantized: described by its bytes per row and its GGML type
+                    dtype = np.dtype(np.uint8)
+                    writer.add_tensor_info(item.gguf_name, stored, dtype, nbytes, raw_dtype=qtype)
             writer.write_header_to_file()
             writer.write_kv_data_to_file()
             writer.write_ti_data_to_file()
             for done, item in enumerate(plan):
                 if progress is not None:
                     progress(done, len(plan), f"writing {item.gguf_name}")
-                data = np.ascontiguousarray(weights.get_tensor(item.source_name), dtype=item.dtype)
-                writer.write_tensor_data(data)
+                source = np.asarray(weights.get_tensor(item.source_name), dtype=np.float32)
+                qtype = gguf.GGMLQuantizationType[item.qtype]
+                writer.write_tensor_data(np.ascontiguousarray(gguf.quantize(source, qtype)))
         writer.close()
         with tmp.open("rb+") as fh:
             os.fsync(fh.fileno())
@@ -265,7 +286,9 @@ def convert_bert_to_gguf(
             tmp.unlink()
 
 
-def _add_model_metadata(writer: Any, config: dict[str, Any], name: str, pooling: int) -> None:
+def _add_model_metadata(
+    writer: Any, config: dict[str, Any], name: str, pooling: int, matrix_type: str
+) -> None:
     """The hyper-parameters llama.cpp's BERT graph reads, as ``convert_hf_to_gguf`` writes them."""
     import gguf
 
@@ -278,7 +301,7 @@ def _add_model_metadata(writer: Any, config: dict[str, Any], name: str, pooling:
     writer.add_layer_norm_eps(float(config.get("layer_norm_eps", 1e-12)))
     writer.add_causal_attention(False)
     writer.add_pooling_type(gguf.PoolingType(pooling))
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    writer.add_file_type(gguf.LlamaFileType[f"MOSTLY_{matrix_type.upper()}"])
     writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
 
 
@@ -383,7 +406,11 @@ def _read_pooling(src_dir: Path) -> int:
     return gguf.PoolingType.MEAN
 
 
-def _plan_tensors(weights: Any, name_map: Any) -> list[_Planned]:
+_NUMPY_TYPES: dict[str, type[np.generic]] = {"F32": np.float32, "F16": np.float16}
+"""GGML types written as plain numpy arrays; the quantized ones are written as bytes."""
+
+
+def _plan_tensors(weights: Any, name_map: Any, matrix_qtype: str) -> list[_Planned]:
     """Which safetensors tensors go into the GGUF, under which name and type."""
     plan: list[_Planned] = []
     for source_name in sorted(weights.keys()):
@@ -404,5 +431,5 @@ def _plan_tensors(weights: Any, name_map: Any) -> list[_Planned]:
         matrix = len(shape) == 2 and (
             gguf_name.startswith("blk.") or gguf_name == "token_embd.weight"
         )
-        plan.append(_Planned(source_name, gguf_name, np.float16 if matrix else np.float32, shape))
+        plan.append(_Planned(source_name, gguf_name, matrix_qtype if matrix else "F32", shape))
     return plan

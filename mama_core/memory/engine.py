@@ -24,6 +24,7 @@ from mama_core.embeddings.base import Embedder
 from mama_core.errors import MamaError
 from mama_core.memory.anchor import AnchorKeeper, anchor_for
 from mama_core.memory.catalog import CATALOG, Catalog
+from mama_core.memory.catch_up import VectorCatchUp
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import Call, Env, prepare_call, prepare_input
@@ -74,6 +75,8 @@ class Engine:
         self._closed = threading.Event()
         self._recall: Recall | None = None
         self._recall_lock = threading.Lock()
+        self._catch_up: VectorCatchUp | None = None
+        self._catch_up_lock = threading.Lock()
         self.purge_retry = PendingPurgeRetry(self._writer.run, is_pending=self._purge_pending)
         """Finishes a purge whose WAL truncation a reader blocked (here or in another
         process, or before this process started)."""
@@ -211,6 +214,40 @@ class Engine:
                 self._recall = Recall(self.store.new_connection, self.embedder, cache)
             return self._recall
 
+    def catch_up_vectors(self) -> VectorCatchUp:
+        """Start (once) embedding, in the background, every judgment that lacks a vector
+        of this engine's model, e.g. after the default model changed; returns it so the
+        caller can show its progress. For long-lived processes: a short command
+        should not start a long job it would leave half done.
+
+        The batches are read and embedded off the writer, then written by the writer
+        thread as jobs between commands (the one writer; ``catch_up`` says why)."""
+        # Its own lock: recall() takes the recall lock and then the feed's, and a
+        # change-set subscriber may make recall while the feed's lock is held.
+        with self._catch_up_lock:
+            if self._closed.is_set():
+                raise EngineError("The memory engine is closed.")
+            if self._catch_up is None:
+                cache = self.recall().cache
+                assert cache is not None  # the engine's recall always has one
+                catch_up = VectorCatchUp(
+                    self.embedder, cache, self._readers.borrow, self._writer.run
+                )
+
+                def poke(changes: ChangeSet) -> None:
+                    if changes.added:
+                        catch_up.poke()
+
+                self._feed.subscribe(poke)
+                catch_up.start()
+                self._catch_up = catch_up
+            return self._catch_up
+
+    @property
+    def catch_up(self) -> VectorCatchUp | None:
+        """The background catch-up, if ``catch_up_vectors`` started one."""
+        return self._catch_up
+
     def _settle_pending_purge(self) -> None:
         """A last try before closing, so a short-lived process (a CLI command) finishes a
         pending purge when the store is free."""
@@ -236,7 +273,10 @@ class Engine:
         """Finish queued writes and close the read connections (the store stays open)."""
         if self._closed.is_set():
             return
-        self._closed.set()
+        with self._catch_up_lock:
+            self._closed.set()
+        if self._catch_up is not None:
+            self._catch_up.stop()  # before the writer: its last batch is a writer job
         self.purge_retry.stop()
         self._settle_pending_purge()
         self._writer.close()

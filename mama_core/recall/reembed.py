@@ -10,6 +10,9 @@ rows.
 Each batch takes ``BEGIN IMMEDIATE`` on the connection it was given, so another
 process's writer waits for it; it must not run on a connection an ``Engine``'s
 writer thread is using at the same time. A row purged meanwhile gets no vector.
+A running engine catches up with ``Engine.catch_up_vectors`` instead, which uses
+the pieces below (``lacking_rows``, ``embed_rows``, ``write_vectors``) and commits
+each batch on its writer thread.
 """
 
 from __future__ import annotations
@@ -75,29 +78,60 @@ def reembed(
         if not rows:
             break
         last_id = int(rows[-1][0])
-        texts = [embedding_text(r[1], r[2], r[3], r[4]) for r in rows]
-        vectors = np.ascontiguousarray(embedder.embed(texts), dtype="<f4")
-        if vectors.shape != (len(rows), dim):
-            raise ValueError(f"{model_id} returned vectors of shape {vectors.shape}")
-        items = [(int(r[0]), vectors[i].tobytes()) for i, r in enumerate(rows)]
-        done += _write_batch(conn, model_id, dim, items)
+        done += write_vectors(conn, model_id, dim, embed_rows(embedder, rows))
         if progress is not None:
             progress(min(done, total), total, f"embedded up to judgment {last_id}")
     return ReembedResult(model_id, done, count_missing(conn, model_id))
 
 
-def _write_batch(conn: Connection, model_id: str, dim: int, items: list[tuple[int, bytes]]) -> int:
-    """Insert one batch in one transaction; a row purged meanwhile gets no vector."""
+def lacking_rows(conn: Connection, model_id: str, ids: list[int]) -> list[tuple[Any, ...]]:
+    """``(id, topic, summary, details, applies_when)`` of those of ``ids`` that still
+    lack a ``model_id`` vector (and are not purged), oldest first."""
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    return conn.execute(
+        f"SELECT j.id, j.topic, j.summary, j.details, j.applies_when {_LACKING} "
+        f"AND j.id IN ({marks}) ORDER BY j.id",
+        (model_id, *ids),
+    ).fetchall()
+
+
+def embed_rows(embedder: Embedder, rows: list[tuple[Any, ...]]) -> list[tuple[int, bytes]]:
+    """``(judgment id, float32 little-endian vector)`` for rows as ``lacking_rows`` gives them."""
+    texts = [embedding_text(r[1], r[2], r[3], r[4]) for r in rows]
+    vectors = np.ascontiguousarray(embedder.embed(texts), dtype="<f4")
+    if vectors.shape != (len(rows), embedder.dim):
+        raise ValueError(f"{embedder.model_id} returned vectors of shape {vectors.shape}")
+    return [(int(r[0]), vectors[i].tobytes()) for i, r in enumerate(rows)]
+
+
+def insert_vectors(
+    conn: Connection, model_id: str, dim: int, items: list[tuple[int, bytes]]
+) -> int:
+    """Insert vectors inside the caller's open transaction; returns how many were new.
+
+    Idempotent: a vector another process (or an earlier run) already wrote for the
+    same ``(judgment_id, model_id)`` — the table's primary key — is left as it is,
+    and its seal with it (``INSERT OR IGNORE`` fires no trigger). A row purged
+    meanwhile gets no vector.
+    """
+    written = 0
+    for judgment_id, blob in items:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO embeddings (judgment_id, model_id, dim, vector) "
+            "SELECT id, ?, ?, ? FROM judgments WHERE id = ? AND status != 'purged'",
+            (model_id, dim, blob, judgment_id),
+        )
+        written += max(int(getattr(cur, "rowcount", 0)), 0)
+    return written
+
+
+def write_vectors(conn: Connection, model_id: str, dim: int, items: list[tuple[int, bytes]]) -> int:
+    """Insert one batch in its own ``BEGIN IMMEDIATE`` transaction (``insert_vectors``)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        written = 0
-        for judgment_id, blob in items:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO embeddings (judgment_id, model_id, dim, vector) "
-                "SELECT id, ?, ?, ? FROM judgments WHERE id = ? AND status != 'purged'",
-                (model_id, dim, blob, judgment_id),
-            )
-            written += max(int(getattr(cur, "rowcount", 0)), 0)
+        written = insert_vectors(conn, model_id, dim, items)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

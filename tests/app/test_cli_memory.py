@@ -156,11 +156,23 @@ def test_changing_the_model_then_reindex(mama: Mama, tmp_path: Path) -> None:
     before = mama.run("doctor")
     assert before.returncode == 0, before.stderr
     assert "2 memories lack a vector" in before.stdout
+    assert "embedded in the background while MAMA runs, or run 'mama reindex'" in before.stdout
+    # Short commands only say so (one line on stderr); they do not start re-embedding.
+    words = mama.run("search", "payroll")
+    assert words.returncode == 0, words.stderr
+    assert "Payroll runs on the 25th" in words.stdout  # found by its words meanwhile
+    waiting = "2 memories wait for the new embedding model's vectors"
+    assert [line for line in words.stderr.splitlines() if waiting in line]
+    saved = mama.run("remember", "Lunch is at noon", "--kind", "fact")
+    assert saved.returncode == 0, saved.stderr
+    assert waiting in saved.stderr  # the new memory got its vector when it was saved
+    assert "2 memories lack a vector" in mama.run("doctor").stdout
     result = mama.run("reindex")
     assert result.returncode == 0, result.stderr
     assert "embedded 2 memories with gguf:other-model.gguf:" in result.stdout
     after = mama.run("doctor")
     assert "0 memories lack a vector" in after.stdout
+    assert "wait for" not in mama.run("search", "payroll").stderr
     found = mama.json("search", "when is salary paid")
     assert found["results"][0]["summary"] == "Payroll runs on the 25th"
     assert "vector" in found["results"][0]["found_by"]

@@ -156,3 +156,57 @@ async def test_tools_are_listed_while_the_store_cannot_open_and_calls_say_why(
     assert {"save", "search", "checkpoint_load"} <= tools
     assert first.is_error and second.is_error
     assert error_code(first) == error_code(second) == "wrong_key"
+
+
+async def test_the_server_catches_up_on_the_new_models_vectors(
+    tmp_path: Path,
+    mama_env: dict[str, str],
+    db_key: DbKey,
+    embedder: GgufEmbedder,
+) -> None:
+    """A dev memory written with the old model: ``mama mcp`` embeds it with the new one in
+    the background, and a search by meaning then finds an old memory by its vector."""
+    import json
+
+    import anyio
+
+    from mama_core.memory.session import ActorKind, TurnKind
+    from mama_core.recall import count_missing
+
+    project = git_project(tmp_path / "work", "orchard")
+    home = Path(mama_env["MAMA_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    db = home / "dev-memory.db"
+    agent = SessionFacts(actor_kind=ActorKind.AGENT, actor_name="t", turn=TurnKind.OWNER_MESSAGE)
+    with Store.open(db, db_key) as store, Engine(store, embedder) as engine:
+        grant = Grant.owner(default_scope="project:orchard")
+        old = engine.dispatch(
+            "memory.save",
+            {"kind": "fact", "summary": "The espresso machine in the kitchen is broken"},
+            agent,
+            grant,
+        )["judgment_id"]
+        for i in range(20):
+            engine.dispatch(
+                "memory.save", {"kind": "fact", "summary": f"Shelf {i} holds jam"}, agent, grant
+            )
+    new_model = tmp_path / "new-model.gguf"
+    new_model.write_bytes(embedder.model_path.read_bytes())
+    new_id = GgufEmbedder(new_model).model_id
+    (home / "settings.json").write_text(json.dumps({"embedding_model_path": str(new_model)}))
+    with Store.open(db, db_key) as store:
+        assert count_missing(store.conn, new_id) == 21
+
+    log_file = home / "logs" / "mcp.log"
+    with (tmp_path / "server-stderr.txt").open("w") as errlog:
+        async with _client(mama_env, project, errlog) as client:
+            with anyio.fail_after(300):
+                while not (log_file.exists() and "caught up: 21 memories" in log_file.read_text()):
+                    await anyio.sleep(0.1)  # a condition checked every 0.1 s, not a fixed wait
+            found = structured(
+                await client.call_tool("search", {"query": "coffee maker not working"})
+            )
+    assert found["results"][0]["id"] == old
+    assert "vector" in found["results"][0]["found_by"]
+    with Store.open(db, db_key) as store:
+        assert count_missing(store.conn, new_id) == 0
