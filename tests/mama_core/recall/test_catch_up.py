@@ -202,15 +202,21 @@ def test_a_killed_catch_up_resumes(store: Store, embedder: Embedder) -> None:
 
 
 def test_two_processes_catching_up_at_once_both_finish(store: Store, embedder: Embedder) -> None:
+    """Interleaved for sure, not by luck: the first process is held mid-pass after one
+    batch while the second does the rest; released, the first finds its remaining rows
+    already embedded, writes nothing twice and still ends with every vector."""
     _fill(store, embedder, 159)
     assert isinstance(embedder, GgufEmbedder)
-    children = [_child(store.path, embedder.model_path) for _ in range(2)]
-    outs: list[str] = []
-    for child in children:
-        with child:
-            outs.append(child.communicate(timeout=WAIT)[0])
-    for child, out in zip(children, outs, strict=True):
-        assert child.returncode == 0, out
+    with _child(store.path, embedder.model_path, "hold") as first:
+        assert _lines_until(first, "progress 32 ")[-1] == "progress 32 160"
+        with _child(store.path, embedder.model_path) as second:
+            out_second, _ = second.communicate(timeout=WAIT)
+        assert second.returncode == 0, out_second
+        assert "progress 0 128" in out_second.splitlines()  # only what the first had not done
+        # Release the first: its stdin closes, so its hold reads an empty line from now on.
+        out_first, _ = first.communicate(input="", timeout=WAIT)
+    assert first.returncode == 0, out_first
+    for out in (out_first, out_second):
         # each process's own cache holds every vector, those the other one wrote too
         assert out.splitlines()[-1] == "done 160", out
     assert count_missing(store.conn, MODEL_B) == 0
