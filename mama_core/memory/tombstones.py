@@ -70,15 +70,23 @@ def find_match(
 ) -> TombstoneMatch | None:
     """The first unlifted tombstone in an overlapping scope that ``summary`` matches:
     the same normalised text, or a cosine-close vector whose words do not tell the
-    two apart (``tombstone_match``: a negation, other numbers, dates or names pass)."""
+    two apart (``tombstone_match``: a negation, other numbers, dates or names pass).
+
+    A tombstone keeps the vector of the model it was made under; after the model
+    changes, the retired judgment's vector of ``model_id`` (the catch-up gives every
+    unpurged judgment one) stands in for it, so an update does not quietly turn the
+    near-duplicate check off. A tombstone whose judgment was purged matches by text
+    only once the model has changed."""
     rows = conn.execute(
-        "SELECT t.id, t.fingerprint, t.vector, t.model_id, t.reason, e.actor, e.action, "
+        "SELECT t.id, t.fingerprint, CASE WHEN t.model_id = :model THEN t.vector ELSE "
+        "(SELECT v.vector FROM embeddings v WHERE v.judgment_id = t.judgment_id "
+        "AND v.model_id = :model) END, t.reason, e.actor, e.action, "
         "CASE WHEN j.status = 'purged' THEN NULL ELSE j.summary END FROM tombstones t "
         "LEFT JOIN events e ON e.id = t.event_id LEFT JOIN judgments j ON j.id = t.judgment_id "
         "WHERE t.lifted_at IS NULL AND EXISTS (SELECT 1 FROM tombstone_scopes ts "
         "JOIN scopes s ON s.id = ts.scope_id WHERE ts.tombstone_id = t.id "
-        "AND s.name IN (SELECT value FROM json_each(?))) ORDER BY t.id",
-        (json.dumps(sorted(set(scopes))),),
+        "AND s.name IN (SELECT value FROM json_each(:scopes))) ORDER BY t.id",
+        {"model": model_id, "scopes": json.dumps(sorted(set(scopes)))},
     ).fetchall()
     prints = {fingerprint(summary), fingerprint(summary, secret)}
     for row in rows:
@@ -87,26 +95,26 @@ def find_match(
     if vector is None:
         return None
     for row in rows:
-        if row[2] is None or row[3] != model_id:
+        if row[2] is None:
             continue
         stored = np.frombuffer(row[2], dtype="<f4")
         if stored.shape != vector.shape:
             continue
         similarity = float(np.dot(stored, vector))
-        retired = None if row[7] is None else str(row[7])
+        retired = None if row[6] is None else str(row[6])
         if near_duplicate(retired, summary, similarity, threshold):
             return _match(row, similarity)
     return None
 
 
 def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
-    actor: Any = json.loads(row[5]) if row[5] else {}
+    actor: Any = json.loads(row[4]) if row[4] else {}
     return TombstoneMatch(
         tombstone_id=int(row[0]),
-        reason=str(row[4]),
+        reason=str(row[3]),
         similarity=similarity,
         created_by=cast(dict[str, Any], actor) if isinstance(actor, dict) else {},
-        made_by_action=str(row[6] or ""),
+        made_by_action=str(row[5] or ""),
     )
 
 

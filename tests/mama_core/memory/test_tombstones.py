@@ -7,7 +7,7 @@ from uuid import uuid4
 
 import pytest
 
-from mama_core.embeddings import Embedder
+from mama_core.embeddings import Embedder, GgufEmbedder
 from mama_core.memory import (
     Engine,
     EngineConfig,
@@ -159,6 +159,30 @@ def test_the_threshold_comes_from_the_config(store: Store, embedder: Embedder) -
         )
         with pytest.raises(TombstonedError):
             save(strict, RULE, "preference", applies_when=WHEN)
+
+
+def test_near_duplicates_stay_refused_after_the_embedding_model_changes(
+    store: Store, embedder: Embedder
+) -> None:
+    """A tombstone keeps the vector of the model it was made under; after an update
+    changes the model, the retired judgment's caught-up vector stands in for it."""
+    assert isinstance(embedder, GgufEmbedder)
+    with Engine(store, embedder) as before:
+        _tombstoned_rule(before)
+    updated = GgufEmbedder(embedder.model_path, model_id="the-next-default")
+    try:
+        with Engine(store, updated) as after:
+            assert after.catch_up_vectors().wait_idle(timeout=300)
+            with pytest.raises(TombstonedError) as info:
+                save(after, "Indent with four spaces", "preference", applies_when=WHEN)
+            assert info.value.details["similarity"] >= 0.92  # by meaning, not by text
+            # Positive control: an unrelated preference in the same scope saves.
+            assert (
+                save(after, "Use tabs for indentation", "preference", applies_when=WHEN)["status"]
+                == "active"
+            )
+    finally:
+        updated.close()
 
 
 def _tombstone_made_by(engine: Engine, session: SessionFacts, judgment_id: int) -> int:
