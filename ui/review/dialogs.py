@@ -41,15 +41,7 @@ class ReasonDialog(QtWidgets.QDialog):
         self.forbid.setObjectName("forbid_resave")
         self.forbid.setVisible(forbid_text is not None)
         layout.addWidget(self.forbid)
-        buttons = QtWidgets.QDialogButtonBox(
-            QtWidgets.QDialogButtonBox.StandardButton.Ok
-            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
-        )
-        self.ok_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
-        self.ok_button.setText(ok_text)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.ok_button = ok_cancel_buttons(self, layout, ok_text)
         self.reason.textChanged.connect(self._check)
         self._check()
 
@@ -186,15 +178,7 @@ class EditDialog(QtWidgets.QDialog):
         self.scopes = QtWidgets.QLineEdit(", ".join(record.get("scopes") or ["global"]))
         self.scopes.setObjectName("scopes")
         form.addRow("Scopes", self.scopes)
-        buttons = QtWidgets.QDialogButtonBox(
-            QtWidgets.QDialogButtonBox.StandardButton.Ok
-            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
-        )
-        self.ok_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
-        self.ok_button.setText("Save and approve")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
+        self.ok_button = ok_cancel_buttons(self, form, "Save and approve")
         self.summary.textChanged.connect(self._check)
         self.kind.currentTextChanged.connect(self._check)
         self.applies_when.textChanged.connect(self._check)
@@ -230,6 +214,28 @@ class EditDialog(QtWidgets.QDialog):
         if scopes:
             payload["scopes"] = scopes
         return payload
+
+
+def ok_cancel_buttons(
+    dialog: QtWidgets.QDialog,
+    layout: QtWidgets.QBoxLayout | QtWidgets.QFormLayout,
+    ok_text: str,
+) -> QtWidgets.QPushButton:
+    """The end of a dialog that asks for something: Cancel and an OK named for what it
+    does (``ok_text``), added to ``layout``; returns the OK button to enable or not."""
+    buttons = QtWidgets.QDialogButtonBox(
+        QtWidgets.QDialogButtonBox.StandardButton.Ok
+        | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+    )
+    ok = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
+    ok.setText(ok_text)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    if isinstance(layout, QtWidgets.QFormLayout):
+        layout.addRow(buttons)
+    else:
+        layout.addWidget(buttons)
+    return ok
 
 
 def add_erase_controls(

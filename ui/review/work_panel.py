@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from mama_core.errors import MamaError
 from ui.palette import ATTENTION, DANGER, MUTED
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
+from ui.review.dialogs import ok_cancel_buttons
 from ui.review.models import SORT_ROLE
 from ui.review.table_views import (
     current_record,
@@ -151,15 +152,7 @@ class DueDialog(QtWidgets.QDialog):
             else "Reason, if you like (kept in the audit log)"
         )
         layout.addWidget(self.reason)
-        buttons = QtWidgets.QDialogButtonBox(
-            QtWidgets.QDialogButtonBox.StandardButton.Ok
-            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
-        )
-        self.ok_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
-        self.ok_button.setText(ok_text)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.ok_button = ok_cancel_buttons(self, layout, ok_text)
         self.reason.textChanged.connect(self._check)
         self._check()
 
