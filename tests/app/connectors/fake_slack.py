@@ -170,6 +170,13 @@ class FakeSlack:
         event_ts = self._ts(time.time())
         original["text"] = text
         original["edited"] = {"user": original.get("user", ""), "ts": event_ts}
+        self._post_changed(channel_id, event_ts, original, previous)
+        return event_ts
+
+    def _post_changed(
+        self, channel_id: str, event_ts: str, now: dict[str, Any], previous: dict[str, Any]
+    ) -> None:
+        """The hidden ``message_changed`` event Slack adds to the channel's history."""
         self.messages[channel_id].append(
             {
                 "type": "message",
@@ -177,11 +184,10 @@ class FakeSlack:
                 "hidden": True,
                 "ts": event_ts,
                 "channel": channel_id,
-                "message": dict(original),
+                "message": dict(now),
                 "previous_message": previous,
             }
         )
-        return event_ts
 
     def delete(self, channel_id: str, ts: str) -> str:
         """Delete message ``ts``: it is gone from history and replies, which get a hidden
@@ -193,17 +199,7 @@ class FakeSlack:
             event_ts = self._ts(time.time())
             original.update(text="This message was deleted.", subtype="tombstone", hidden=True)
             original.pop("user", None)
-            self.messages[channel_id].append(
-                {
-                    "type": "message",
-                    "subtype": "message_changed",
-                    "hidden": True,
-                    "ts": event_ts,
-                    "channel": channel_id,
-                    "message": dict(original),
-                    "previous_message": previous,
-                }
-            )
+            self._post_changed(channel_id, event_ts, original, previous)
             return event_ts
         for kept in (self.messages[channel_id], *self.replies.values()):
             if any(m is original for m in kept):
