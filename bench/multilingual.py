@@ -1,12 +1,14 @@
 """Cross-language recall on owner notes: does a question find its note, in any script?
 
     python -m bench.multilingual [PATH] [--model GGUF] [--role-prefixes]
-        [--languages en,de,ja] [--per-language N] [--methods fused,vector,…] [--json OUT]
+        [--stores all|bilingual] [--languages en,de,ja] [--per-language N]
+        [--methods fused,vector,…] [--json OUT]
 
 Every note of the notes file (``bench/data/multilingual_notes.json`` unless PATH
 is given; see ``bench.multilingual_notes``) is saved through the real engine
 as the owner into one temporary encrypted store (``bench.harness.BenchStore``,
-the path ``bench.retrieval`` uses), with vectors from the real GGUF model: the
+the path ``bench.retrieval`` uses; ``--stores bilingual``: the English notes
+plus one other language per store instead), with vectors from the real GGUF model: the
 default model, or the file ``--model`` names. Each note is then asked for twice
 — by its English question (en->xx) and by its question in its own language
 (xx->xx) — and ranked by ``Recall.search`` with the default preset (fused) and
@@ -106,15 +108,20 @@ class MultilingualRun:
     """One store of every note, and every note's two questions asked of it."""
 
     def __init__(
-        self, notes: NoteSet, embedder: RoleEmbedder, methods: dict[str, RecallConfig | None]
+        self,
+        notes: NoteSet,
+        embedder: RoleEmbedder,
+        methods: dict[str, RecallConfig | None],
+        stores: str = "all",
     ) -> None:
         self.notes = notes
+        self.stores = stores
         self.embedder = embedder
         self.methods = methods
         self.asks = [Ask(n, d) for n in notes.notes for d in DIRECTIONS]
         self.scores = {name: Scores(METRICS) for name in methods}
         self.records: list[dict[str, Any]] = []
-        self.refused: list[tuple[str, str]] = []
+        self.refused: list[tuple[str, str]] = []  # (note id, the engine's error code)
         self.save_seconds = 0.0
 
     def prefetch(self) -> float:
@@ -126,11 +133,15 @@ class MultilingualRun:
         return time.perf_counter() - began
 
     def run(self) -> None:
+        for stored, asked in store_plans(self.notes, self.stores):
+            self._store(stored, asked)
+
+    def _store(self, stored: Sequence[Note], asked: Sequence[Note]) -> None:
         with BenchStore(self.embedder) as store:
-            for note in self.notes.notes:
+            for note in stored:
                 store.save(Memory(note.id, note.note, NOTED_AT))
-            self.refused = list(store.refused)
-            self.save_seconds = store.save_seconds
+            self.refused += store.refused
+            self.save_seconds += store.save_seconds
             if store.cache.vector_count != len(store.key_of):
                 raise RuntimeError("the vector cache lost change-sets while saving")
             keys = [store.key_of[i] for i in sorted(store.key_of)]
@@ -139,7 +150,7 @@ class MultilingualRun:
             )
             recall = store.recall()
             scopes = store.scopes()
-            for ask in self.asks:
+            for ask in (Ask(n, d) for n in asked for d in DIRECTIONS):
                 self._ask(ask, store, recall, scopes, keys, passages)
 
     def _note(self, key: str) -> Note:
@@ -197,6 +208,25 @@ class MultilingualRun:
             else:
                 kinds["other"] += 1
         return kinds
+
+
+def store_plans(notes: NoteSet, stores: str) -> list[tuple[tuple[Note, ...], tuple[Note, ...]]]:
+    """The stores to build, each as (notes saved, notes asked for).
+
+    ``all``: one store of every note, every note asked (an owner who writes in
+    all these languages). ``bilingual``: the English notes alone, then one store
+    per other language of its notes and the English ones, its own notes asked
+    (an owner who writes in English and one language of their own).
+    """
+    if stores == "all":
+        return [(notes.notes, notes.notes)]
+    english = tuple(n for n in notes.notes if n.language == "en")
+    plans = [(english, english)] if english else []
+    for code in notes.languages:
+        if code != "en":
+            own = tuple(n for n in notes.notes if n.language == code)
+            plans.append((english + own, own))
+    return plans
 
 
 def _progress(what: str) -> Any:
@@ -269,6 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--methods", default=None, help=f"comma-separated (default {','.join(DEFAULT_METHODS)})"
     )
+    parser.add_argument(
+        "--stores",
+        choices=("all", "bilingual"),
+        default="all",
+        help="one store of every note (default), or English plus one language per store",
+    )
     parser.add_argument("--json", type=Path, dest="json_out", help="write all results here")
     args = parser.parse_args(argv)
 
@@ -297,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench.multilingual: {exc}", file=sys.stderr)
         return 2
     embedder = RoleEmbedder(inner, prefixes=args.role_prefixes)
-    run = MultilingualRun(notes, embedder, methods)
+    run = MultilingualRun(notes, embedder, methods, args.stores)
     log(f"multilingual: {len(notes.notes)} notes, {len(run.asks)} questions")
     embed_seconds = run.prefetch()
     began = time.perf_counter()
@@ -314,7 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"fusion: {config.fusion_version if config else COSINE}")
     print(
         f"notes: {len(notes.notes)} in {len(notes.languages)} languages  "
-        f"questions: {len(run.asks)}  refused: {len(run.refused)}"
+        f"questions: {len(run.asks)}  refused: {len(run.refused)}  stores: {args.stores}"
+        + (" (every note in one store)" if args.stores == "all" else " (English + one language)")
     )
     print(
         "methods: fused = default preset; vector = vector_only preset (same code path, "
@@ -352,6 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "path": str(args.path),
             "model_id": embedder.model_id,
             "roles": embedder.mode,
+            "stores": args.stores,
             "methods": {
                 name: {
                     "fusion_version": cfg.fusion_version if cfg else COSINE,

@@ -115,6 +115,16 @@ def test_the_bench_asks_every_note_in_both_directions_through_the_engine(
     assert control["fused"]["metrics"]["top1"] == 1.0
     assert any(bench_cache.iterdir())
 
+    # The bilingual protocol: English plus one language per store, the same questions.
+    capsys.readouterr()
+    bilingual = ["--stores", "bilingual", "--json", str(out_json)]
+    assert main([*args[:4], *bilingual, "--model-cache", str(model_cache_dir)]) == 0
+    assert "stores: bilingual" in capsys.readouterr().out
+    result = json.loads(out_json.read_text(encoding="utf-8"))
+    assert result["stores"] == "bilingual" and len(result["questions"]) == 3 * 4 * 2
+    control = next(r for r in result["questions"] if r["id"] == "en-01")
+    assert control["fused"]["top5"][0] == "en-01"
+
 
 class Role(enum.Enum):
     """How a model with roles might name them (a stand-in for the embedder's own type)."""
