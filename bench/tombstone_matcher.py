@@ -46,6 +46,7 @@ PAIRS = (
     / "tombstone_pairs.json"
 )
 MATCHERS = ("before", "after")
+SETS = ("built", "held_out", "multilingual")
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,13 @@ class Pair:
     """``caught`` or ``passes``."""
     category: str
     required: bool
-    held_out: bool
-    """Written after the matcher's word lists, never tuned to."""
+    set_name: str
+    """``built`` (the matcher's word lists were written against it), ``held_out`` (written
+    after them, never tuned to) or ``multilingual`` (translations into other languages)."""
+
+    @property
+    def held_out(self) -> bool:
+        return self.set_name == "held_out"
 
 
 def load_pairs(path: Path = PAIRS) -> list[Pair]:
@@ -76,7 +82,7 @@ def load_pairs(path: Path = PAIRS) -> list[Pair]:
             label=case["label"],
             category=case["kind"],
             required=bool(case["required"]),
-            held_out=group.get("set") == "held_out",
+            set_name=group.get("set", "built"),
         )
         for group in data["groups"]
         for case in group["cases"]
@@ -169,8 +175,10 @@ def report(scored: Sequence[Scored], threshold: float) -> tuple[str, dict[str, A
         f"{'set':<10}{'n':>5}{'before P':>10}{'before R':>10}{'after P':>9}{'after R':>9}",
     ]
     by_set: dict[str, dict[str, dict[str, float]]] = {}
-    for name, held_out in (("built", False), ("held_out", True)):
-        members = [s for s in scored if s.pair.held_out == held_out]
+    for name in SETS:
+        members = [s for s in scored if s.pair.set_name == name]
+        if not members:
+            continue
         by_set[name] = {m: confusion(members, m, threshold) for m in MATCHERS}
         b, a = by_set[name]["before"], by_set[name]["after"]
         lines.append(
@@ -193,7 +201,7 @@ def report(scored: Sequence[Scored], threshold: float) -> tuple[str, dict[str, A
             lines.append(
                 f"  cos {s.similarity:.3f} want {want:<6} [{s.pair.category}] "
                 f"{s.pair.retired!r} -> {s.pair.text!r}"
-                + (" [held out]" if s.pair.held_out else "")
+                + ("" if s.pair.set_name == "built" else f" [{s.pair.set_name}]")
                 + (f" ({s.difference})" if m == "after" and s.difference else "")
             )
     lines += ["", f"{'threshold':<11}{'before P':>9}{'before R':>9}{'after P':>9}{'after R':>9}"]

@@ -92,6 +92,19 @@ def test_the_negation_passes_though_the_vectors_are_as_close_as_a_paraphrase(
         ("The limit is 100 per minute", "The limit is 100 per hour", "different dates or times"),
         ("We host on AWS", "We host on GCP", "different names"),
         ("The owner of billing is Alice", "The owner of billing is Bob", "different names"),
+        # The same cues in the other languages owners write in.
+        ("Reply in German", "Antworte nicht auf Deutsch", "opposite polarity (a negation)"),
+        ("Deploy on Fridays", "Ne jamais déployer le vendredi", "opposite polarity (a negation)"),
+        ("Deploy on Fridays", "금요일에는 배포하지 않기", "opposite polarity (a negation)"),
+        ("Deploy on Fridays", "金曜日はデプロイ禁止", "opposite polarity (a negation)"),
+        ("Deploy on Fridays", "星期五不要部署", "opposite polarity (a negation)"),
+        ("Deploy on Fridays", "Не деплоить по пятницам", "opposite polarity (a negation)"),  # noqa: RUF001
+        ("Deploy on Fridays", "Deploy am Dienstag", "different dates or times"),
+        ("Reply in German", "Réponds en anglais", "different languages"),
+        ("Reply in German", "한국어로 답하기", "different languages"),
+        ("The office is open on Saturdays", "Das Büro ist samstags geschlossen", "opposite words"),
+        ("Keep logs for 30 days", "Logs 90 Tage aufbewahren", "different numbers"),
+        ("We host on AWS", "Wir hosten auf GCP", "different names"),
     ],
 )
 def test_what_tells_two_texts_apart(retired: str, candidate: str, why: str) -> None:
@@ -113,6 +126,16 @@ def test_what_tells_two_texts_apart(retired: str, candidate: str, why: str) -> N
         ("You MUST use uv", "Use uv"),
         ("Deploy on Fridays", "Deploy on Fridays, no exceptions"),
         ("Reply within 2 days", "Reply no later than 2 days"),
+        # Translations state the same thing; German nouns are not names.
+        ("Reply in German", "Antworte auf Deutsch"),
+        ("Reply in German", "Réponds en allemand"),
+        ("Deploy on Fridays", "Am Freitag deployen"),
+        ("Deploy on Fridays", "金曜日にデプロイ"),
+        ("Send the summary on Monday morning", "Die Zusammenfassung am Montagmorgen senden"),
+        ("Send the summary on Monday morning", "월요일 아침에 요약 보내기"),
+        ("We host on AWS", "Wir hosten auf AWS"),
+        ("Keep logs for 30 days", "Logs 30 Tage aufbewahren"),
+        ("Do not merge on Fridays", "Freitags nicht mergen"),
     ],
 )
 def test_rewordings_with_the_same_cues_are_still_caught(retired: str, candidate: str) -> None:
