@@ -1,0 +1,123 @@
+"""Passwords stated in words, in the languages owners write.
+
+"My bank password is correct horse battery staple", "das Passwort für den
+Router ist Sonnenblume2024", "le mot de passe du wifi est ...", "la contraseña
+es ...", "a senha é ...", "비밀번호는 ...입니다", "パスワードは...です": a password
+word, a few words naming what it opens, a copula or a colon, then a value.
+
+Prose *about* a password ("remind me to change my bank password", "the
+password is too short", "das Passwort ist abgelaufen") is not refused: the
+value must look like a password, meaning it is quoted, or mixes letters with
+digits or symbols, or is a PIN of four or more digits, or is a passphrase of
+three or more plain words none of which is a function word or a predicate
+("on", "the", "expired", "abgelaufen", "trop", ...).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+_WORDS = (
+    r"\w*(?:password|passwort|kennwort|passcode|passphrase|wachtwoord|passwd)\w*"
+    r"|mot de passe|mdp|contrase[ñn]a|clave|senha|palavra[- ]passe|parola d'ordine"
+    r"|code (?:pin|secret|d'acc[èe]s)|c[óo]digo (?:pin|secreto|de acceso|de acesso)"
+    r"|pin(?:[- ]?code|[- ]?nummer|[- ]?number)?|geheimzahl|zugangscode|пароль|pw|pwd"
+)
+_BARE = re.compile(rf"(?<!\w)(?:{_WORDS})\s+(?P<value>[^\s\"'`]{{6,}})", re.IGNORECASE)
+"""``Passwort Sommer2024!``: a password word right before a value, no copula."""
+_COPULAS = (
+    r"\s(?:is(?: now)?|was|to|auf|will be|has been (?:changed|set) to|(?:changed|set) to|reads"
+    r"|ist(?: jetzt)?|lautet|hei(?:ß|ss)t|war|wurde auf"
+    r"|est|c'est|était|sera|es|era|será|é|è|sono|это)\s"
+    r"|\s*[:=\uff1a]\s*|\s+[-\u2013\u2014]\s+"
+)
+_LATIN = re.compile(
+    rf"(?<!\w)(?:{_WORDS})(?P<mid>(?:\s+[^\s.!?,;:=]+){{0,5}}?)(?P<cop>{_COPULAS})\s*(?P<value>[^\n]{{1,120}})",
+    re.IGNORECASE,
+)
+_NOT_A_VALUE = re.compile(r"\d+-\w+|v?\d+(?:\.\d+)*\w{0,3}|\d*[A-Za-z]{1,3}\d*")
+"""After a bare password word: "8-character", "v2.3", "2FA" are not values."""
+_CJK = re.compile(
+    r"(?:비밀번호|비번|암호|패스워드|핀\s?번호|パスワード|暗証番号|合言葉|密码|密碼|口令)"
+    r"\s*(?:는|은|이|가|は|が|是|为|為|:|\uff1a|=)\s*[「『\"'\u201c]?(?P<value>[!-~]+)"
+)
+_CJK_TAIL = re.compile(r"(?:입니다|이에요|예요|이야|야|이다|です|だ|である|でした)$")
+_QUOTED = re.compile(
+    r"[\"'`\u2018\u201c\u00ab\u201e「『]([^\"'`\u2019\u201d\u00bb\u201c」』]{4,80})"
+    r"[\"'`\u2019\u201d\u00bb\u201c」』]"
+)
+_CLAUSE_END = re.compile(r"[.!?;,](?:\s|$)|[)\]]|\s[-\u2013\u2014]\s")
+_UNITS = re.compile(
+    r"(?:characters?|chars?|digits?|letters?|zeichen|stellen|ziffern|caract[eè]res|chiffres"
+    r"|caracteres|d[íi]gitos|letras|days?|tage|jours|d[íi]as|weeks?|months?|years?)$",
+    re.IGNORECASE,
+)
+
+_STOP = frozenset(
+    word
+    for line in resources.files("mama_core.memory")
+    .joinpath("secret_stopwords.txt")
+    .read_text("utf-8")
+    .splitlines()
+    if not line.startswith("#")
+    for word in line.split()
+)
+
+
+def stated_password(text: str) -> bool:
+    """Whether ``text`` states a password's value in words."""
+    for match in _LATIN.finditer(text):
+        if _value_is_password(match.group("value")):
+            return True
+    for match in _BARE.finditer(text):
+        value = match.group("value").rstrip(".,;:!?)")
+        if _mixed(value) and re.search(r"\d", value) and not _NOT_A_VALUE.fullmatch(value):
+            return True
+    for match in _CJK.finditer(text):
+        value = _CJK_TAIL.sub("", match.group("value").rstrip("」』\"'\u201d.,。、!?"))
+        if len(value) >= 4 and (_mixed(value) or value.isdigit() or len(value) >= 6):
+            return True
+    return False
+
+
+def _value_is_password(rest: str) -> bool:
+    quoted = _QUOTED.match(rest)
+    if quoted:
+        return quoted.group(1).strip().lower() not in _STOP
+    clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+    words = [w.strip("\"'`.,;:!?()[]") for w in clause.split()]
+    words = [w for w in words if w]
+    if not words:
+        return False
+    first = words[0]
+    if first.lower() in _STOP:
+        return False
+    if re.fullmatch(r"\d+", first):
+        return len(first) >= 4 and not (len(words) > 1 and _UNITS.match(words[1]))
+    if re.fullmatch(r"\d+-\w+", first):
+        return False  # "8-character", "2-step"
+    if len(first) >= 4 and _mixed(first):
+        return True
+    return _passphrase(words)
+
+
+def _mixed(word: str) -> bool:
+    """Letters with digits, or with a symbol other than a hyphen or apostrophe."""
+    letters = bool(re.search(r"[^\W\d_]", word))
+    digits = bool(re.search(r"\d", word))
+    symbols = bool(re.search(r"[^\w\-'\u2019]", word))
+    return (letters and digits) or (symbols and (letters or digits))
+
+
+def _passphrase(words: list[str]) -> bool:
+    """Three to eight plain words, none a function word or a participle."""
+    if not 3 <= len(words) <= 8:
+        return False
+    for word in words:
+        low = word.lower()
+        if not word.isalpha() or low in _STOP:
+            return False
+        if re.search(r"(?:ing|ed|ly)$", low) and len(low) > 4:
+            return False
+    return True
