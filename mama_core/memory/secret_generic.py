@@ -29,7 +29,7 @@ _KEY_WORDS = (
     r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?token|"
     r"token|password|passwd|pwd|passphrase|private[_ -]?key|credentials?|"
     r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|webhook[_ -]?secret|"
-    r"\w*passwort|kennwort|schl[üu]ssel|geheimnis|zugangsdaten|"
+    r"passwort|kennwort|schl[üu]ssel|geheimnis|zugangsdaten|"
     r"mot de passe|mdp|cl[ée] (?:d'api|secr[èe]te|api)|jeton|"
     r"contrase[ñn]a|clave|llave|secreto|"
     r"senha|palavra[- ]passe|chave|segredo|"

@@ -19,12 +19,14 @@ import re
 from importlib import resources
 
 _WORDS = (
-    r"\w*(?:password|passwort|kennwort|passcode|passphrase|wachtwoord|passwd)\w*"
-    r"|mot de passe|mdp|contrase[ñn]a|clave|senha|palavra[- ]passe|parola d'ordine"
+    # Inside compounds too ("Bankpasswort", "wifi-password"), so no left edge here.
+    r"(?:password|passwort|kennwort|passcode|passphrase|wachtwoord|passwd)\w*"
+    r"|mot de passe|contrase[ñn]a|senha|palavra[- ]passe|parola d'ordine"
     r"|code (?:pin|secret|d'acc[èe]s)|c[óo]digo (?:pin|secreto|de acceso|de acesso)"
-    r"|pin(?:[- ]?code|[- ]?nummer|[- ]?number)?|geheimzahl|zugangscode|пароль|pw|pwd"
+    r"|geheimzahl|zugangscode|пароль"
+    r"|\b(?:pin(?:[- ]?code|[- ]?nummer|[- ]?number)?|pw|pwd|mdp|clave)\b"
 )
-_BARE = re.compile(rf"(?<!\w)(?:{_WORDS})\s+(?P<value>[^\s\"'`]{{6,}})", re.IGNORECASE)
+_BARE = re.compile(rf"(?:{_WORDS})\s+(?P<value>[^\s\"'`]{{6,}})", re.IGNORECASE)
 """``Passwort Sommer2024!``: a password word right before a value, no copula."""
 _COPULAS = (
     r"\s(?:is(?: now)?|was|to|auf|will be|has been (?:changed|set) to|(?:changed|set) to|reads"
@@ -33,7 +35,7 @@ _COPULAS = (
     r"|\s*[:=\uff1a]\s*|\s+[-\u2013\u2014]\s+"
 )
 _LATIN = re.compile(
-    rf"(?<!\w)(?:{_WORDS})(?P<mid>(?:\s+[^\s.!?,;:=]+){{0,5}}?)(?P<cop>{_COPULAS})\s*(?P<value>[^\n]{{1,120}})",
+    rf"(?:{_WORDS})(?P<mid>(?:\s+[^\s.!?,;:=]+){{0,5}}?)(?P<cop>{_COPULAS})\s*(?P<value>[^\n]{{1,120}})",
     re.IGNORECASE,
 )
 _NOT_A_VALUE = re.compile(r"\d+-\w+|v?\d+(?:\.\d+)*\w{0,3}|\d*[A-Za-z]{1,3}\d*")

@@ -2,8 +2,9 @@
 
 detect-secrets (Yelp, Apache-2.0, pinned in pyproject) brings its regex
 plugins; every one of them runs except ``ip_public`` (an address is not a
-secret); a test fails when an upgrade brings a plugin this list lacks. Its keyword and high-entropy plugins stay off: they are tuned for
-source code and refuse ordinary sentences; the generic detection in
+secret); a test fails when an upgrade brings a plugin this list lacks. Its
+keyword and high-entropy plugins stay off: they are tuned for source code and
+refuse ordinary sentences; the generic detection in
 :mod:`mama_core.memory.secret_generic` takes their place. ``secret_rules.toml``
 (shipped as package data, read once, never fetched) holds the vendor formats
 detect-secrets does not know.
@@ -44,7 +45,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from mama_core.memory.secret_text import Joined
 
-_LEFT_EDGE = r"(?<![A-Za-z0-9])"
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 SKIPPED_PLUGINS = frozenset({"Public IP (ipv4)"})
 """detect-secrets regex plugins left out: an address is not a secret."""
 _PLUGINS: tuple[RegexBasedDetector, ...] = (
@@ -81,8 +82,19 @@ class Rule:
 
     kind: str
     pattern: re.Pattern[str]
-    loose: re.Pattern[str] | None
-    """The pattern without its left edge, for the whitespace-free reading (prefixed rules)."""
+    prefixed: bool
+    """Starts with a literal prose does not hold: also tried on the whitespace-free reading."""
+
+    def found_in(self, text: str) -> bool:
+        """Whether the pattern matches at a left edge (no letter or digit just before).
+
+        The edge is checked here, not with a look-behind, so that ``re`` can
+        still jump to the rule's literal prefix.
+        """
+        return any(
+            match.start() == 0 or text[match.start() - 1] not in _WORD_CHARS
+            for match in self.pattern.finditer(text)
+        )
 
 
 @cache
@@ -91,9 +103,8 @@ def rules() -> tuple[Rule, ...]:
     raw = resources.files("mama_core.memory").joinpath("secret_rules.toml").read_text("utf-8")
     loaded: list[Rule] = []
     for entry in tomllib.loads(raw)["rule"]:
-        source = str(entry["regex"])
-        loose = re.compile(source) if entry.get("prefixed", False) else None
-        loaded.append(Rule(str(entry["kind"]), re.compile(_LEFT_EDGE + source), loose))
+        pattern = re.compile(str(entry["regex"]))
+        loaded.append(Rule(str(entry["kind"]), pattern, bool(entry.get("prefixed", False))))
     return tuple(loaded)
 
 
@@ -105,7 +116,7 @@ def plugins() -> tuple[RegexBasedDetector, ...]:
 def vendor_kind(text: str) -> str | None:
     """The kind of the first vendor format found in ``text``, or None."""
     for rule in rules():
-        if rule.pattern.search(text):
+        if rule.found_in(text):
             return rule.kind
     for plugin in plugins():
         for _ in plugin.analyze_string(text):
@@ -115,10 +126,18 @@ def vendor_kind(text: str) -> str | None:
 
 def prefixed_kind(joined: Joined) -> str | None:
     """The kind of a prefixed vendor token starting at a word start of ``joined``."""
-    loose = [rule for rule in rules() if rule.loose is not None]
-    for start in joined.starts:
-        for rule in loose:
-            assert rule.loose is not None
-            if rule.loose.match(joined.text, start):
-                return rule.kind
+    kinds, combined = _prefixed()
+    for start in joined.candidate_starts():
+        match = combined.match(joined.text, start)
+        if match is not None and joined.joins_tokens(match.start(), match.end()):
+            return kinds[match.lastgroup or ""]
     return None
+
+
+@cache
+def _prefixed() -> tuple[dict[str, str], re.Pattern[str]]:
+    """The prefixed rules as one pattern (one C-level match per word start)."""
+    loose = [rule for rule in rules() if rule.prefixed]
+    kinds = {f"r{index}": rule.kind for index, rule in enumerate(loose)}
+    sources = [f"(?P<r{index}>{rule.pattern.pattern})" for index, rule in enumerate(loose)]
+    return kinds, re.compile("|".join(sources))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 import re
 import unicodedata
@@ -79,29 +80,66 @@ def normal(text: str) -> str:
 class Joined:
     """A text with its whitespace removed, and where its words used to start.
 
-    A token split by spaces or line breaks is whole again in ``text``; a match
-    only counts when it starts where a word started (``starts``), so the
-    joining cannot make a token out of the middle of a longer run.
+    A token split by spaces or line breaks is whole again in ``text``. A match
+    only counts when it starts where a word started (``starts``) and every
+    piece it joins on looks like part of a token (see :meth:`joins_tokens`),
+    so the joining cannot make a token out of the middle of a longer run or
+    out of ordinary words ("ghp_ is the prefix of GitHub tokens").
     """
 
     text: str
     starts: tuple[int, ...]
+    pieces: tuple[int, ...]
+    """Where each whitespace-separated piece of the original begins in ``text``."""
+
+    def candidate_starts(self) -> Iterator[int]:
+        """Word starts in a piece followed by a token-like piece: only there can
+        joining make a match the unjoined text did not have."""
+        bounds = [*self.pieces, len(self.text)]
+        index = 0
+        for start in self.starts:
+            while index + 1 < len(self.pieces) and self.pieces[index + 1] <= start:
+                index += 1
+            if index + 1 >= len(self.pieces):
+                return
+            following = self.text[self.pieces[index + 1] : bounds[index + 2]]
+            if _TOKEN_PIECE.search(following):
+                yield start
+
+    def joins_tokens(self, start: int, end: int) -> bool:
+        """Whether the pieces after the first in ``text[start:end]`` look like token parts."""
+        first = bisect.bisect_right(self.pieces, start)
+        bounds = [*self.pieces, len(self.text)]
+        for index in range(first, len(self.pieces)):
+            if self.pieces[index] >= end:
+                break
+            piece = self.text[self.pieces[index] : bounds[index + 1]]
+            if not _TOKEN_PIECE.search(piece):
+                return False
+        return True
+
+
+_TOKEN_PIECE = re.compile(r"\d|.[A-Z]|[_+/=-]")
+"""A digit, an upper-case letter after the first, or a token symbol: not a plain word."""
 
 
 def compact(text: str) -> Joined:
-    """``text`` without any whitespace, with the positions where words started."""
+    """``text`` without any whitespace, with where its words and pieces began."""
     out: list[str] = []
     starts: list[int] = []
+    pieces: list[int] = []
     previous = " "
     for ch in text:
         if ch.isspace():
             previous = ch
             continue
+        if previous.isspace():
+            pieces.append(len(out))
         if not previous.isalnum():
             starts.append(len(out))
         out.append(ch)
         previous = ch
-    return Joined("".join(out), tuple(starts))
+    return Joined("".join(out), tuple(starts), tuple(pieces))
 
 
 def decoded(text: str) -> Iterator[tuple[str, str]]:
