@@ -25,7 +25,8 @@ from collections import Counter
 from mama_core.memory.secret_text import base64_text
 
 _KEY_WORDS = (
-    r"api[_ -]?key|apikey|access[_ -]?key|secret[_ -]?key|secret|client[_ -]?secret|"
+    r"(?:api|access|secret|wi-?fi|wlan|network|app|product)[._ -]?key|apikey|secret|"
+    r"client[_ -]?secret|\bpat\b|personal access token|"
     r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?token|"
     r"token|password|passwd|pwd|passphrase|private[_ -]?key|credentials?|"
     r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|webhook[_ -]?secret|"

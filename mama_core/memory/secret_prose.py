@@ -38,6 +38,14 @@ _LATIN = re.compile(
     rf"(?:{_WORDS})(?P<mid>(?:\s+[^\s.!?,;:=]+){{0,5}}?)(?P<cop>{_COPULAS})\s*(?P<value>[^\n]{{1,120}})",
     re.IGNORECASE,
 )
+_LOGIN = re.compile(
+    r"(?:log-?in|sign-?in|creds|credentials|zugangsdaten|anmeldedaten|identifiants"
+    r"|credenciales|credenciais|accesso|로그인|ログイン|登录)"
+    r"[^\n]{0,40}?(?:[:=\uff1a]|\s(?:are|is|sind|ist|sont|est|son|es|são|é)\s)"
+    r"\s*[^\s/:]{2,40}\s*(?:/|\s:\s|,|\s\|\s)\s*(?P<value>\S+)",
+    re.IGNORECASE,
+)
+"""A user name, a slash (or colon, comma, bar), then a password, after a login word."""
 _NOT_A_VALUE = re.compile(r"\d+-\w+|v?\d+(?:\.\d+)*\w{0,3}|\d*[A-Za-z]{1,3}\d*")
 """After a bare password word: "8-character", "v2.3", "2FA" are not values."""
 _CJK = re.compile(
@@ -68,7 +76,9 @@ _STOP = frozenset(
 
 
 def stated_password(text: str) -> bool:
-    """Whether ``text`` states a password's value in words."""
+    """Whether ``text`` states a password's value in words (or a login with one)."""
+    if stated_login(text):
+        return True
     for match in _LATIN.finditer(text):
         if _value_is_password(match.group("value")):
             return True
@@ -116,10 +126,16 @@ def _passphrase(words: list[str]) -> bool:
     """Three to eight plain words, none a function word or a participle."""
     if not 3 <= len(words) <= 8:
         return False
-    for word in words:
-        low = word.lower()
-        if not word.isalpha() or low in _STOP:
-            return False
-        if re.search(r"(?:ing|ed|ly)$", low) and len(low) > 4:
-            return False
-    return True
+    if re.search(r"(?:ing|ed|ly)$", words[0].lower()) and len(words[0]) > 4:
+        return False  # "expiring next week", "stored in the safe", "usually ..."
+    return all(word.isalpha() and word.lower() not in _STOP for word in words)
+
+
+def stated_login(text: str) -> bool:
+    """Whether ``text`` gives a user name and a password together
+    ("the staging creds are admin / Zx9!qW2#eR", "Login: ann / Sonne#Mond77")."""
+    for match in _LOGIN.finditer(text):
+        value = match.group("value").rstrip(".,;:!?)")
+        if len(value) >= 6 and _mixed(value) and not _NOT_A_VALUE.fullmatch(value):
+            return True
+    return False

@@ -128,8 +128,8 @@ def prefixed_kind(joined: Joined) -> str | None:
     """The kind of a prefixed vendor token starting at a word start of ``joined``."""
     kinds, combined = _prefixed()
     for start in joined.candidate_starts():
-        match = combined.match(joined.text, start)
-        if match is not None and joined.joins_tokens(match.start(), match.end()):
+        match = combined.match(joined.text, start, joined.token_run_end(start))
+        if match is not None:
             return kinds[match.lastgroup or ""]
     return None
 

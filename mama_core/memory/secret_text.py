@@ -82,7 +82,7 @@ class Joined:
 
     A token split by spaces or line breaks is whole again in ``text``. A match
     only counts when it starts where a word started (``starts``) and every
-    piece it joins on looks like part of a token (see :meth:`joins_tokens`),
+    piece it joins on looks like part of a token (see :meth:`token_run_end`),
     so the joining cannot make a token out of the middle of a longer run or
     out of ordinary words ("ghp_ is the prefix of GitHub tokens").
     """
@@ -106,21 +106,21 @@ class Joined:
             if _TOKEN_PIECE.search(following):
                 yield start
 
-    def joins_tokens(self, start: int, end: int) -> bool:
-        """Whether the pieces after the first in ``text[start:end]`` look like token parts."""
-        first = bisect.bisect_right(self.pieces, start)
-        bounds = [*self.pieces, len(self.text)]
-        for index in range(first, len(self.pieces)):
-            if self.pieces[index] >= end:
-                break
-            piece = self.text[self.pieces[index] : bounds[index + 1]]
-            if not _TOKEN_PIECE.search(piece):
-                return False
-        return True
+    def token_run_end(self, start: int) -> int:
+        """Where the run of token-like pieces after the piece holding ``start`` ends:
+        a match may join pieces up to there, never into the plain words after."""
+        index = bisect.bisect_right(self.pieces, start)
+        while index < len(self.pieces):
+            end = self.pieces[index + 1] if index + 1 < len(self.pieces) else len(self.text)
+            if not _TOKEN_PIECE.search(self.text[self.pieces[index] : end]):
+                return self.pieces[index]
+            index += 1
+        return len(self.text)
 
 
-_TOKEN_PIECE = re.compile(r"\d|.[A-Z]|[_+/=-]")
-"""A digit, an upper-case letter after the first, or a token symbol: not a plain word."""
+_TOKEN_PIECE = re.compile(r"\d|.[A-Z]|[_+/=-]|^.$")
+"""A digit, an upper-case letter after the first, a token symbol or a single
+character (``g h p _ A 1 ...``): not a plain word."""
 
 
 def compact(text: str) -> Joined:

@@ -73,6 +73,16 @@ def test_every_positive_is_refused_and_ordinary_notes_pass() -> None:
     assert len(false_alarms) * 40 <= len(neg), false_alarms
 
 
+def test_ordinary_notes_joined_into_one_long_text_still_pass() -> None:
+    """Joining split tokens must not make tokens out of many ordinary words
+    ("ghp_ is the prefix of GitHub tokens" followed by more notes)."""
+    notes = negatives()
+    assert find_secret("\n".join(notes)) is None
+    assert find_secret(" ".join(notes)) is None
+    secret = next(row["text"] for row in positives() if row["shape"] == "split token (newline)")
+    assert find_secret("\n".join([*notes[:100], secret, *notes[100:]])) is not None
+
+
 def test_the_issues_shapes_are_in_the_corpus_and_refused() -> None:
     by_shape = {row["shape"]: row["text"] for row in positives()}
     assert set(ISSUE_SHAPES) <= set(by_shape)
