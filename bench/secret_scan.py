@@ -46,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with (CORPUS / "positives.jsonl").open(encoding="utf-8") as fh:
         positives = [json.loads(line) for line in fh if line.strip()]
     lines = (CORPUS / "negatives.txt").read_text(encoding="utf-8").splitlines()
-    negatives = [line for line in lines if line.strip() and not line.startswith("#")]
+    negatives = [
+        line.replace("\\n", "\n") for line in lines if line.strip() and not line.startswith("#")
+    ]
 
     width = max(len(row["shape"]) for row in positives)
     header = f"{'shape':<{width}}  {'now':<44}" + ("  before" if before else "")

@@ -39,11 +39,33 @@ _KEY_WORDS = (
 )
 
 _ASSIGNMENT = re.compile(
-    rf"(?:{_KEY_WORDS})(?:[ _-](?:d'|de |do |da |del |für |for |of )?[\w'\u2019-]+){{0,2}}?"
+    rf"(?:{_KEY_WORDS})"
+    r"(?P<qualifier>(?:[ _-](?:d'|de |do |da |del |für |for |of )?[\w'\u2019-]+){0,2}?)"
     r"[\"'\]]*\s*(?:=|:=|:|=>|\uff1a|\s(?:is|was|ist|lautet|est|es|é|è|is:)\s)"
-    r"\s*[\"'`\u00ab\u201c\u201e「]?([^\s\"'`,;\u00ab\u00bb\u201c\u201d\u201e「」]{6,})",
+    r"\s*[\"'`\u00ab\u201c\u201e「]?(?P<value>[^\s\"'`,;\u00ab\u00bb\u201c\u201d\u201e「」]{6,})",
     re.IGNORECASE,
 )
+_NOT_THE_VALUE = re.compile(
+    r"(?:^|[ _-])(?:name|names|id|ids|ref|path|arn|file|var|field|type|len|length|ttl|count|min|max"
+    r"|hint|policy|manager|store|vault|url|uri|endpoint|header|prefix|format|rotation|expiry"
+    r"|expires|lifetime|budget|limit|usage|size)(?:$|[ _-])",
+    re.IGNORECASE,
+)
+"""``secret_name:``, ``token_ttl =``, ``password_min_length``: the value names or
+measures the secret, it is not the secret."""
+_IDENTIFIED = re.compile(
+    r"\b(?:id|ids|file|doc|document|sheet|folder|video|commit|sha|hash|ref|reference|order"
+    r"|tracking|message|fingerprint|checksum|digest)\b\W*(?:\w+\W+){0,2}$",
+    re.IGNORECASE,
+)
+"""A token introduced as an identifier ("the file id is ...")."""
+_PUBLIC_MATERIAL = re.compile(
+    r"-----BEGIN (?:CERTIFICATE(?: REQUEST)?|(?:RSA |EC |PGP )?PUBLIC KEY(?: BLOCK)?)-----"
+    r".*?(?:-----END [A-Z ]+-----|\Z)"
+    r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-\S+)\s+AAAA[A-Za-z0-9+/=]+",
+    re.DOTALL,
+)
+"""Certificates and public keys: long random-looking runs that are public by design."""
 _PREFIXED = re.compile(
     r"(?<![A-Za-z0-9_.-])[a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8})?[_-]([A-Za-z0-9]{28,})"
 )
@@ -57,11 +79,17 @@ _PLACEHOLDER = re.compile(
 )
 
 
+_LOWER_PATH = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+/?")
+"""``prod/db/password``: where a secret is kept, not the secret."""
+
+
 def keyed_assignment(text: str) -> bool:
     """Whether a credential word is given a value that looks generated."""
     for match in _ASSIGNMENT.finditer(text):
-        value = match.group(1).rstrip(".,;:!?)]}")
-        if _looks_random(value):
+        if _NOT_THE_VALUE.search(match.group("qualifier")):
+            continue
+        value = match.group("value").rstrip(".,;:!?)]}")
+        if _looks_random(value) and not _LOWER_PATH.fullmatch(value):
             return True
     return False
 
@@ -81,9 +109,14 @@ def prefixed_token(text: str) -> bool:
 
 def random_token(text: str) -> bool:
     """Whether ``text`` has a long random token on its own (not in a URL path)."""
+    text = _PUBLIC_MATERIAL.sub(" ", text)
     for match in _BARE.finditer(text):
         token = match.group()
         start = match.start()
+        if text.startswith("@", match.end()) or _IDENTIFIED.search(
+            text[max(0, start - 40) : start]
+        ):
+            continue  # an e-mail or Message-ID, or a token the text calls an identifier
         word_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
         if "://" in text[word_start:start] or text[word_start:start].startswith("www."):
             continue  # an id inside a link (a document, a video), not a credential

@@ -84,6 +84,8 @@ def stated_password(text: str) -> bool:
             return True
     for match in _BARE.finditer(text):
         value = match.group("value").rstrip(".,;:!?)")
+        if value.startswith(("$", "<", "{", "%")):
+            continue
         if _mixed(value) and re.search(r"\d", value) and not _NOT_A_VALUE.fullmatch(value):
             return True
     for match in _CJK.finditer(text):
@@ -103,8 +105,8 @@ def _value_is_password(rest: str) -> bool:
     if not words:
         return False
     first = words[0]
-    if first.lower() in _STOP:
-        return False
+    if first.lower() in _STOP or first.startswith(("$", "<", "{", "%")):
+        return False  # prose, or a variable or placeholder ($DB_PASSWORD, <password>)
     if re.fullmatch(r"\d+", first):
         return len(first) >= 4 and not (len(words) > 1 and _UNITS.match(words[1]))
     if re.fullmatch(r"\d+-\w+", first):

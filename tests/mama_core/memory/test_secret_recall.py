@@ -57,7 +57,10 @@ def positives() -> list[dict[str, str]]:
 
 def negatives() -> list[str]:
     lines = (CORPUS / "negatives.txt").read_text(encoding="utf-8").splitlines()
-    return [line for line in lines if line.strip() and not line.startswith("#")]
+    # One note per line; a note of several lines writes its breaks as \n.
+    return [
+        line.replace("\\n", "\n") for line in lines if line.strip() and not line.startswith("#")
+    ]
 
 
 def test_every_positive_is_refused_and_ordinary_notes_pass() -> None:
