@@ -26,7 +26,7 @@ from mama_core.memory.secret_text import base64_text
 
 _KEY_WORDS = (
     r"(?:api|access|secret|wi-?fi|wlan|network|app|product)[._ -]?key|apikey|secret|"
-    r"client[_ -]?secret|\bpat\b|personal access token|"
+    r"client[_ -]?secret|\bpat\b|personal access token|[a-z0-9]+_key|"
     r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?token|"
     r"token|password|passwd|pwd|passphrase|private[_ -]?key|credentials?|"
     r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|webhook[_ -]?secret|"
@@ -41,7 +41,7 @@ _KEY_WORDS = (
 _ASSIGNMENT = re.compile(
     rf"(?:{_KEY_WORDS})"
     r"(?P<qualifier>(?:[ _-](?:d'|de |do |da |del |für |for |of )?[\w'\u2019-]+){0,2}?)"
-    r"[\"'\]]*\s*(?:=|:=|:|=>|\uff1a|\s(?:is|was|ist|lautet|est|es|é|è|is:)\s)"
+    r"[\"'\]]*\s*(?:=|:=|:|=>|>|\uff1a|\s(?:is|was|ist|lautet|est|es|é|è|is:)\s)"
     r"\s*[\"'`\u00ab\u201c\u201e「]?(?P<value>[^\s\"'`,;\u00ab\u00bb\u201c\u201d\u201e「」]{6,})",
     re.IGNORECASE,
 )
@@ -102,6 +102,8 @@ def prefixed_token(text: str) -> bool:
             continue
         if _classes(tail) >= 3 and entropy(tail) >= 4.0:
             return True
+        if re.search(r"\d", tail) and len(tail) >= 32 and entropy(tail) >= 4.2:
+            return True  # base32/base36 tails (lower case and digits)
         if re.fullmatch(r"[a-f0-9]{32,}", tail) and entropy(tail) >= 3.5:
             return True
     return False
@@ -140,6 +142,10 @@ def _looks_random(value: str) -> bool:
         return False  # a number, a date or a version
     if len(value) < 8:
         return _classes(value) >= 2 and bool(re.search(r"\d", value))
+    if not re.search(r"\d", value):
+        # Without a digit, only a value mixing cases and symbols: "created_at_desc" or
+        # "user_id" is an identifier (a random 32-character token lacks digits 1 time in 250).
+        return _classes(value) >= 3 and len(value) >= 10 and entropy(value) >= 3.3
     return _classes(value) >= 2 and (entropy(value) >= 3.0 or len(value) >= 16)
 
 

@@ -24,6 +24,7 @@ _WORDS = (
     r"|mot de passe|contrase[ñn]a|senha|palavra[- ]passe|parola d'ordine"
     r"|code (?:pin|secret|d'acc[èe]s)|c[óo]digo (?:pin|secreto|de acceso|de acesso)"
     r"|geheimzahl|zugangscode|пароль"
+    r"|(?:seed|recovery|backup|mnemonic|secret) (?:phrase|words|codes?)|mnemonic"
     r"|\b(?:pin(?:[- ]?code|[- ]?nummer|[- ]?number)?|pw|pwd|mdp|clave)\b"
 )
 _BARE = re.compile(rf"(?:{_WORDS})\s+(?P<value>[^\s\"'`]{{6,}})", re.IGNORECASE)
@@ -46,6 +47,11 @@ _LOGIN = re.compile(
     re.IGNORECASE,
 )
 """A user name, a slash (or colon, comma, bar), then a password, after a login word."""
+_RECOVERY = re.compile(r"seed|recovery|mnemonic|backup", re.IGNORECASE)
+_CODES = re.compile(r"\d{3,}(?:[- ]\d{3,})+")
+"""Backup or recovery codes: groups of digits ("1234-5678 8765-4321")."""
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?:[- ][a-z]{4}){3}")
+"""Apple's and Google's app passwords: four groups of four lower-case letters."""
 _NOT_A_VALUE = re.compile(r"\d+-\w+|v?\d+(?:\.\d+)*\w{0,3}|\d*[A-Za-z]{1,3}\d*")
 """After a bare password word: "8-character", "v2.3", "2FA" are not values."""
 _CJK = re.compile(
@@ -82,6 +88,8 @@ def stated_password(text: str) -> bool:
     for match in _LATIN.finditer(text):
         if _value_is_password(match.group("value")):
             return True
+        if _RECOVERY.search(match.group(0)) and _recovery_phrase(match.group("value")):
+            return True
     for match in _BARE.finditer(text):
         value = match.group("value").rstrip(".,;:!?)")
         if value.startswith(("$", "<", "{", "%")):
@@ -109,11 +117,21 @@ def _value_is_password(rest: str) -> bool:
         return False  # prose, or a variable or placeholder ($DB_PASSWORD, <password>)
     if re.fullmatch(r"\d+", first):
         return len(first) >= 4 and not (len(words) > 1 and _UNITS.match(words[1]))
-    if re.fullmatch(r"\d+-\w+", first):
+    if re.fullmatch(r"\d{1,2}-[^\W\d_]+", first):
         return False  # "8-character", "2-step"
+    if _APP_PASSWORD.fullmatch(" ".join(words[:4])) or _APP_PASSWORD.fullmatch(first):
+        return True
+    if _CODES.fullmatch(first) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", first):
+        return True
     if len(first) >= 4 and _mixed(first):
         return True
     return _passphrase(words)
+
+
+def _recovery_phrase(rest: str) -> bool:
+    """Twelve or more lower-case words in a row: a wallet's recovery phrase."""
+    words = _CLAUSE_END.split(rest, maxsplit=1)[0].split()
+    return len(words) >= 12 and all(re.fullmatch(r"[a-z]{3,8}", word) for word in words)
 
 
 def _mixed(word: str) -> bool:
@@ -125,8 +143,8 @@ def _mixed(word: str) -> bool:
 
 
 def _passphrase(words: list[str]) -> bool:
-    """Three to eight plain words, none a function word or a participle."""
-    if not 3 <= len(words) <= 8:
+    """Three to 24 plain words, none a function word, the first no participle."""
+    if not 3 <= len(words) <= 24:  # up to a 24-word recovery phrase
         return False
     if re.search(r"(?:ing|ed|ly)$", words[0].lower()) and len(words[0]) > 4:
         return False  # "expiring next week", "stored in the safe", "usually ..."
