@@ -69,7 +69,8 @@ _PUBLIC_MATERIAL = re.compile(
 _PREFIXED = re.compile(
     r"(?<![A-Za-z0-9_.-])[a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8})?[_-]([A-Za-z0-9]{28,})"
 )
-_BARE = re.compile(r"(?<![A-Za-z0-9+/=_.~%-])[A-Za-z0-9+/_=-]{32,}(?![A-Za-z0-9+/=_.~%-])")
+_BARE = re.compile(r"(?<![A-Za-z0-9+/=_.~%-])[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_.~%-])")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PUBLIC = re.compile(r"pk_(?:live|test)_|pk\.eyJ|pub_|publishable", re.IGNORECASE)
 """Keys that are public by design (Stripe and Mapbox publishable keys)."""
 _PLACEHOLDER = re.compile(
@@ -111,7 +112,7 @@ def prefixed_token(text: str) -> bool:
 
 def random_token(text: str) -> bool:
     """Whether ``text`` has a long random token on its own (not in a URL path)."""
-    text = _PUBLIC_MATERIAL.sub(" ", text)
+    text = _UUID.sub(" ", _PUBLIC_MATERIAL.sub(" ", text))
     for match in _BARE.finditer(text):
         token = match.group()
         start = match.start()

@@ -47,6 +47,14 @@ _LOGIN = re.compile(
     re.IGNORECASE,
 )
 """A user name, a slash (or colon, comma, bar), then a password, after a login word."""
+_ABOUT_IT = re.compile(
+    r"\b(?:hint|hints|policy|policies|length|rules?|reset|manager|field|requirements?|expiry"
+    r"|strength|format|prompt|question|change|rotation|tipp|hinweis|richtlinie|indice|règle"
+    r"|pista|regla|dica|regra)\b",
+    re.IGNORECASE,
+)
+"""Words between the password word and its copula that make the sentence about
+something else than the password's value."""
 _RECOVERY = re.compile(r"seed|recovery|mnemonic|backup", re.IGNORECASE)
 _CODES = re.compile(r"\d{3,}(?:[- ]\d{3,})+")
 """Backup or recovery codes: groups of digits ("1234-5678 8765-4321")."""
@@ -86,6 +94,8 @@ def stated_password(text: str) -> bool:
     if stated_login(text):
         return True
     for match in _LATIN.finditer(text):
+        if _ABOUT_IT.search(match.group("mid")):
+            continue  # "the password hint was ...", "password policy: ..."
         if _value_is_password(match.group("value")):
             return True
         if _RECOVERY.search(match.group(0)) and _recovery_phrase(match.group("value")):
