@@ -45,6 +45,11 @@ _ASSIGNMENT = re.compile(
     r"\s*[\"'`\u00ab\u201c\u201e「]?(?P<value>[^\s\"'`,;\u00ab\u00bb\u201c\u201d\u201e「」]{6,})",
     re.IGNORECASE,
 )
+_ADJACENT = re.compile(
+    rf"(?:{_KEY_WORDS})\s+[\"'`]?(?P<value>[^\s\"'`,;]{{16,}})",
+    re.IGNORECASE,
+)
+"""``api token u+VjafQ4gG...``: a credential word right before a long value, no operator."""
 _NOT_THE_VALUE = re.compile(
     r"(?:^|[ _-])(?:name|names|id|ids|ref|path|arn|file|var|field|type|len|length|ttl|count|min|max"
     r"|hint|policy|manager|store|vault|url|uri|endpoint|header|prefix|format|rotation|expiry"
@@ -73,6 +78,8 @@ _BARE = re.compile(r"(?<![A-Za-z0-9+/=_.~%-])[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PUBLIC = re.compile(r"pk_(?:live|test)_|pk\.eyJ|pub_|publishable", re.IGNORECASE)
 """Keys that are public by design (Stripe and Mapbox publishable keys)."""
+_BECH32 = re.compile(r"[a-z]{1,10}1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38,}")
+"""Bech32 strings (bc1…, age1…, npub1…): addresses and public keys."""
 _PLACEHOLDER = re.compile(
     r"[<{$%(\[/~].*|\w+://.*|\*+|x+|\.+|[#\u2022\u00b7]+|(?:your|my|the|some|our)[_-].*"
     r"|.*(?:here|example|placeholder|redacted|changeme).*",
@@ -91,6 +98,11 @@ def keyed_assignment(text: str) -> bool:
             continue
         value = match.group("value").rstrip(".,;:!?)]}")
         if _looks_random(value) and not _LOWER_PATH.fullmatch(value):
+            return True
+    for match in _ADJACENT.finditer(text):
+        value = match.group("value").rstrip(".,;:!?)]}")
+        plain_value = not _LOWER_PATH.fullmatch(value) and "://" not in value
+        if len(value) >= 16 and re.search(r"\d", value) and _looks_random(value) and plain_value:
             return True
     return False
 
@@ -126,10 +138,15 @@ def random_token(text: str) -> bool:
         if text[max(0, start - 7) : start].lower().endswith("base64,"):
             continue  # an inline image or file, not a credential
         core = token.strip("=")
-        if _PUBLIC.match(token) or base64_text(token) is not None:
-            continue  # public by design, or encoded text (its decoding is scanned itself)
+        inner = base64_text(token)
+        if _PUBLIC.match(token) or (inner is not None and re.search(r"\s", inner)):
+            continue  # public by design, or encoded prose (its decoding is scanned itself)
         if _classes(core) >= 3 and re.search(r"\d.*\d", core) and entropy(core) >= 4.2:
             return True
+        if _BECH32.fullmatch(core):
+            continue  # a wallet address or an age public key: bech32, public by design
+        if len(core) >= 48 and re.search(r"\d.*\d", core) and entropy(core) >= 4.5:
+            return True  # base32/base36 (lower case and digits): more than hex can reach
     return False
 
 
