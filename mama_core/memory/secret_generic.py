@@ -26,7 +26,7 @@ from mama_core.memory.secret_text import base64_text
 
 _KEY_WORDS = (
     r"(?:api|access|secret|wi-?fi|wlan|network|app|product)[._ -]?key|apikey|secret|"
-    r"client[_ -]?secret|\bpat\b|personal access token|[a-z0-9]+_key|"
+    r"client[_ -]?secret|\bpat\b|personal access token|_key\b|"
     r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?token|"
     r"token|password|passwd|pwd|passphrase|private[_ -]?key|credentials?|"
     r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|webhook[_ -]?secret|"
