@@ -142,9 +142,10 @@ def compact(text: str) -> Joined:
     return Joined("".join(out), tuple(starts), tuple(pieces))
 
 
-def decoded(text: str) -> Iterator[tuple[str, str]]:
-    """(how it was encoded, decoded text) for each encoded run of ``text``."""
-    if _PERCENT.search(text):
+def decoded(text: str, *, whole: bool = True) -> Iterator[tuple[str, str]]:
+    """(how it was encoded, decoded text) for each encoded run of ``text``
+    (and ``text`` URL-decoded as a whole, if ``whole``)."""
+    if whole and _PERCENT.search(text):
         unquoted = urllib.parse.unquote(text)
         if unquoted != text:
             yield "URL-encoded", unquoted

@@ -75,22 +75,27 @@ def find_secret(text: str) -> str | None:
     found = prefixed_kind(joined)
     if found is not None:
         return f"{found} (split)"
-    for how, inner in _decodings(folded, joined.text):
+    for how, inner, spaced in _decodings(folded, joined.text):
         found = vendor_kind(inner) or prefixed_kind(compact(normal(inner)))
-        if found is None and (keyed_assignment(inner) or stated_password(inner)):
+        if found is None and spaced and (keyed_assignment(inner) or stated_password(inner)):
             found = "credential"
         if found is not None:
             return f"{found} ({how})"
     return None
 
 
-def _decodings(folded: str, joined: str) -> Iterator[tuple[str, str]]:
+def _decodings(folded: str, joined: str) -> Iterator[tuple[str, str, bool]]:
+    """(how, decoded text, whether it kept its spaces) for every encoded run.
+
+    The whitespace-free reading only brings encoded runs that were split: it
+    is not URL-decoded as a whole, and what it decodes is checked for vendor
+    formats only, since words run together there."""
     seen: set[str] = set()
-    for source in dict.fromkeys((folded, joined)):
-        for how, inner in decoded(source):
+    for source, spaced in ((folded, True), (joined, False)):
+        for how, inner in decoded(source, whole=spaced):
             if inner not in seen:
                 seen.add(inner)
-                yield how, inner
+                yield how, inner, spaced
 
 
 def scan_value(value: Any, path: str = "") -> Iterator[SecretFinding]:
