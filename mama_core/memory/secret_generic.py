@@ -1,19 +1,22 @@
 """Secrets of shapes no rule names: keyed assignments and random-looking tokens.
 
-Vendors add formats faster than any list, so three shape-free checks stand
-behind the vendor rules:
+Vendors add formats faster than any list, so shape-free checks stand behind
+the vendor rules:
 
 * a credential word (in several languages) assigned a random-looking value:
   ``api_key = ...``, ``"client_secret": "..."``, ``Passwort: ...``,
-  ``the token is ...``;
+  ``the token is ...``, ``<password>...</password>``, or directly followed by
+  one (``api token u+...``);
 * a lowercase vendor-style prefix followed by a long random tail
   (``abc_live_...``, ``xyz-...``), the shape most new tokens take;
-* a long token mixing upper case, lower case and digits with high entropy,
-  standing on its own (not a path segment of a URL).
+* a long high-entropy token standing on its own: mixed case with digits, or
+  (from 48 characters) lower case with digits beyond what hex can reach.
 
-Hashes of commits, UUIDs, and hex digests are not refused: hex has too little
-entropy per character to pass the random-token test, and a UUID's dashes
-break it into short runs.
+Not refused: hashes of commits and hex digests (too little entropy per
+character), UUIDs, bech32 addresses, certificates and public keys, ids inside
+links, e-mail and Message-ID local parts, tokens the text calls an id, and
+values that name or measure a secret rather than hold it (``secret_name:``,
+``token_ttl =``).
 """
 
 from __future__ import annotations
