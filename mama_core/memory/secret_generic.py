@@ -85,7 +85,8 @@ _BECH32 = re.compile(r"[a-z]{1,10}1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38,}")
 """Bech32 strings (bc1…, age1…, npub1…): addresses and public keys."""
 _PLACEHOLDER = re.compile(
     r"[<{$%(\[/~].*|\w+://.*|\*+|x+|\.+|[#\u2022\u00b7]+|(?:your|my|the|some|our)[_-].*"
-    r"|.*(?:here|example|placeholder|redacted|changeme).*",
+    r"|.*(?:here|example|placeholder|redacted|changeme|1password|bitwarden|lastpass|keepass"
+    r"|dashlane|keychain|vault).*",
     re.IGNORECASE,
 )
 
@@ -94,13 +95,32 @@ _LOWER_PATH = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+/?")
 """``prod/db/password``: where a secret is kept, not the secret."""
 
 
+_PASSWORD_WORD = re.compile(
+    r"pass|pwd|kennwort|mot de passe|mdp|contrase|senha|clave|wachtwoord|пароль|비밀번호|비번"
+    r"|パスワード|密码|密碼",
+    re.IGNORECASE,
+)
+
+
+def _password_value(value: str) -> bool:
+    """After ``password=``, any value but a plain word, a placeholder or code is a
+    password, even without a digit (``password=KEpFbSJoaTFNfm``)."""
+    if len(value) < 6 or _PLACEHOLDER.fullmatch(value) or re.search(r"[(\[{]", value):
+        return False
+    return bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value[1:]))
+
+
 def keyed_assignment(text: str) -> bool:
     """Whether a credential word is given a value that looks generated."""
     for match in _ASSIGNMENT.finditer(text):
         if _NOT_THE_VALUE.search(match.group("qualifier")):
             continue
         value = match.group("value").rstrip(".,;:!?)]}")
-        if _looks_random(value) and not _LOWER_PATH.fullmatch(value):
+        if _LOWER_PATH.fullmatch(value):
+            continue
+        if _looks_random(value):
+            return True
+        if _PASSWORD_WORD.match(match.group(0)) and _password_value(value):
             return True
     for match in _ADJACENT.finditer(text):
         value = match.group("value").rstrip(".,;:!?)]}")

@@ -55,6 +55,11 @@ _ABOUT_IT = re.compile(
 )
 """Words between the password word and its copula that make the sentence about
 something else than the password's value."""
+_WHERE_KEPT = re.compile(
+    r"1password|bitwarden|lastpass|keepass|dashlane|keychain|vault|schlüsselbund|tresor|coffre",
+    re.IGNORECASE,
+)
+"""Password managers and vaults: where a password is kept, not the password."""
 _RECOVERY = re.compile(r"seed|recovery|mnemonic|backup", re.IGNORECASE)
 _CODES = re.compile(r"\d{3,}(?:[- ]\d{3,})+")
 """Backup or recovery codes: groups of digits ("1234-5678 8765-4321")."""
@@ -125,6 +130,8 @@ def _value_is_password(rest: str) -> bool:
     first = words[0]
     if first.lower() in _STOP or first.startswith(("$", "<", "{", "%")):
         return False  # prose, or a variable or placeholder ($DB_PASSWORD, <password>)
+    if _WHERE_KEPT.search(first) or "(" in first:
+        return False  # "password: 1Password", "password = PasswordField(...)"
     if re.fullmatch(r"\d+", first):
         return len(first) >= 4 and not (len(words) > 1 and _UNITS.match(words[1]))
     if re.fullmatch(r"\d{1,2}-[^\W\d_]+", first):
@@ -158,7 +165,9 @@ def _passphrase(words: list[str]) -> bool:
         return False
     if re.search(r"(?:ing|ed|ly)$", words[0].lower()) and len(words[0]) > 4:
         return False  # "expiring next week", "stored in the safe", "usually ..."
-    return all(word.isalpha() and word.lower() not in _STOP for word in words)
+    return all(
+        word.isalpha() and word[1:].islower() and word.lower() not in _STOP for word in words
+    )  # "KeePassXC entry NAS" is a name, not a passphrase
 
 
 def stated_login(text: str) -> bool:
