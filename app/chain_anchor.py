@@ -1,5 +1,5 @@
 """The chain anchor, kept in two copies outside the store file: beside it in the data
-folder, and in the config folder (``anchors/<store id>.json``).
+folder, and in the config folder (``anchors/<store id>-<place>.json``).
 
 The second copy is why there are two: whoever holds the data folder (a synced or
 copied folder, a restored backup) could delete the copy beside the store together
@@ -18,6 +18,7 @@ then a rename) and never move the anchor back to an older head.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -34,9 +35,13 @@ def anchor_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".anchor.json")
 
 
-def external_anchor_path(config: Path, store_id: str) -> Path:
-    """Where the second copy of the anchor of store ``store_id`` is kept."""
-    return config / "anchors" / f"{store_id}.json"
+def external_anchor_path(config: Path, store_id: str, db_path: Path) -> Path:
+    """Where the second copy of the anchor of store ``store_id`` at ``db_path`` is kept:
+    named by the file's place too, so two copies of one store used side by side (a
+    test copy with ``--home``) do not take each other's anchor for their own. A store
+    moved elsewhere keeps the copy beside it and gets a second one with its next write."""
+    place = hashlib.sha256(str(db_path.resolve()).encode("utf-8")).hexdigest()[:16]
+    return config / "anchors" / f"{store_id}-{place}.json"
 
 
 class FileAnchorKeeper:
@@ -81,7 +86,7 @@ class StoreAnchors:
 
     def __init__(self, db_path: Path, config: Path, store_id: str) -> None:
         self.beside = FileAnchorKeeper.for_store(db_path)
-        self.external = FileAnchorKeeper(external_anchor_path(config, store_id))
+        self.external = FileAnchorKeeper(external_anchor_path(config, store_id, db_path))
 
     def load(self) -> ChainAnchor | None:
         """A kept copy (the external one first); None when neither is there."""

@@ -69,11 +69,14 @@ def template(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> tu
 def home(template: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the template, with a config folder of its own holding a copy of the
     template's external anchor (the copies share the store id)."""
-    built_with = default_config()
+    source = template[0]
+    built = external_anchor_path(default_config(), store_id(source), source / "mama.db")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    shutil.copytree(built_with / "anchors", default_config() / "anchors")
     target = tmp_path / "home"
-    shutil.copytree(template[0], target)
+    shutil.copytree(source, target)
+    copy = external_anchor_path(default_config(), store_id(target), target / "mama.db")
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(built, copy)
     return target
 
 
@@ -200,7 +203,7 @@ def test_a_rewritten_history_without_its_local_anchor_fails(
     home: Path, model_cache_dir: Path
 ) -> None:
     db = home / "mama.db"
-    external = external_anchor_path(default_config(), store_id(home))
+    external = external_anchor_path(default_config(), store_id(home), db)
     assert external.exists() and anchor_path(db).exists()
     kept = external.read_text()
     # Control: the copy beside the store removed, the untouched store still verifies.
