@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 
-from app.chain_anchor import FileAnchorKeeper
+from app.chain_anchor import StoreAnchors
 from app.host import RuntimeHost
 from app.keys import resolve_key
 from app.logs import setup_file_logging
@@ -51,7 +51,7 @@ async def serve(
             store,
             embedder,
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
-            FileAnchorKeeper.for_store(paths.db),
+            StoreAnchors(paths.db, paths.config, store.store_id),
         )
         try:
             host = RuntimeHost(paths, settings, engine, store)

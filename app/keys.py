@@ -18,9 +18,11 @@ from pathlib import Path
 
 import keyring
 import keyring.errors
+from filelock import FileLock
 
 from mama_core.errors import KeyUnavailableError
 from mama_core.store import DbKey
+from mama_core.store.store import creation_lock_path
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +67,7 @@ def resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None = None) -> R
         if stored:
             return ResolvedKey(DbKey.from_secret(stored), KeyOrigin.KEYRING, backend)
         if not exists:
-            key = DbKey.generate()
-            keyring.set_password(KEYRING_SERVICE, keyring_account(db_path), key.reveal())
-            log.info("created a new store key in the OS keyring (%s)", backend)
-            return ResolvedKey(key, KeyOrigin.KEYRING, backend)
+            return _new_keyring_key(db_path, backend)
     except Exception as exc:  # any keyring backend failure means: no usable keyring
         log.info("no usable OS keyring (%s): %s", backend, type(exc).__name__)
 
@@ -86,6 +85,20 @@ def resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None = None) -> R
     if not secret:
         raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
     return ResolvedKey(DbKey(secret, raw=False), KeyOrigin.PASSPHRASE)
+
+
+def _new_keyring_key(db_path: Path, backend: str) -> ResolvedKey:
+    """A key for the new store at ``db_path``, made once: processes started together on
+    a new folder take the store's creation lock, and the first one's key is everyone's."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(creation_lock_path(db_path), thread_local=False):
+        stored = keyring.get_password(KEYRING_SERVICE, keyring_account(db_path))
+        if stored:
+            return ResolvedKey(DbKey.from_secret(stored), KeyOrigin.KEYRING, backend)
+        key = DbKey.generate()
+        keyring.set_password(KEYRING_SERVICE, keyring_account(db_path), key.reveal())
+    log.info("created a new store key in the OS keyring (%s)", backend)
+    return ResolvedKey(key, KeyOrigin.KEYRING, backend)
 
 
 def forget_keyring_key(db_path: Path) -> None:

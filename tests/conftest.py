@@ -21,6 +21,20 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TEST_KEY_HEX = "3f" * 32
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_config_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """MAMA's config folder (the second copy of each chain anchor) in the test run's own
+    folder, never the machine's: every process a test starts inherits it."""
+    folder = tmp_path_factory.mktemp("xdg-config")
+    before = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = before
+
+
 @pytest.fixture
 def db_key() -> DbKey:
     return DbKey.from_secret(TEST_KEY_HEX)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.chain_anchor import FileAnchorKeeper
+from app.chain_anchor import StoreAnchors
 from app.keys import AskPassphrase, KeyOrigin, ResolvedKey, forget_keyring_key, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -98,7 +98,7 @@ def open_memory(
             store,
             embedder,
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
-            FileAnchorKeeper.for_store(paths.db),
+            StoreAnchors(paths.db, paths.config, store.store_id),
         )
     except BaseException:
         store.close()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.chain_anchor import FileAnchorKeeper
+from app.chain_anchor import StoreAnchors
 from app.keys import ResolvedKey, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -89,9 +89,7 @@ class CliContext:
             config = EngineConfig(
                 tombstone_threshold=self.settings.tombstone_threshold, commit_poll_seconds=None
             )
-            engine = Engine(
-                store, self.embedder(), config, FileAnchorKeeper.for_store(self.db_path)
-            )
+            engine = Engine(store, self.embedder(), config, self.anchors())
             self._engine = engine
             # Registered after the store's close, so it runs first (LIFO).
             click.get_current_context().call_on_close(engine.close)
@@ -113,6 +111,11 @@ class CliContext:
             inp, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
         )
 
+    def anchors(self) -> StoreAnchors:
+        """Both copies of the store's chain anchor (beside it, and in the config folder)."""
+        store = self.store()
+        return StoreAnchors(self.db_path, self.paths.config, store.store_id)
+
     def verify(self) -> VerifyReport:
         from app.durable.schema import expected_series
         from mama_core.memory import verify_store
@@ -120,7 +123,7 @@ class CliContext:
         store = self.store()
         reader = store.new_connection()
         try:
-            anchor = FileAnchorKeeper.for_store(self.db_path).load()
-            return verify_store(reader, store.secret, anchor, expected_series())
+            anchors = self.anchors().load_all()
+            return verify_store(reader, store.secret, anchors, expected_series())
         finally:
             reader.close()

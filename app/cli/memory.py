@@ -290,11 +290,22 @@ def reject(
 
 
 @click.command()
+@click.option(
+    "--reanchor",
+    is_flag=True,
+    help="Accept the store as it is now (after restoring a backup yourself): replace "
+    "the chain anchors kept outside it with its current head, then verify.",
+)
 @json_option
 @click.pass_obj
-def verify(obj: CliContext, as_json: bool) -> None:
-    """Check the schema, the event chain and its anchor, every row the chain covers,
-    the search index and the database file."""
+def verify(obj: CliContext, reanchor: bool, as_json: bool) -> None:
+    """Check the schema, the event chain and its anchors, every row the chain covers,
+    the observations, the search index and the database file.
+
+    Exit 5: a problem was found; exit 19 (verify_busy): another MAMA process kept the
+    store busy, so it could not be checked (nothing was found wrong)."""
+    if reanchor:
+        _reanchor(obj)
     try:
         report = obj.verify()
         problems = list(report.problems)
@@ -305,6 +316,24 @@ def verify(obj: CliContext, as_json: bool) -> None:
     _emit(result, as_json, "all checks passed" if ok else "\n".join(map(terminal_text, problems)))
     if not ok:
         sys.exit(VERIFY_FAILED)
+
+
+def _reanchor(obj: CliContext) -> None:
+    from mama_core.memory.anchor import anchor_for, mark_anchored, observation_count
+    from mama_core.memory.events import chain_head
+    from mama_core.store import sqlcipher, translate_error
+
+    store = obj.store()
+    anchors = obj.anchors()
+    try:
+        head = chain_head(store.conn)
+        count = observation_count(store.conn)
+        anchors.remove()
+        anchors.save(anchor_for(store.secret, store.store_id, head, count))
+        mark_anchored(store.conn)
+    except (sqlcipher.Error, OSError) as exc:
+        raise translate_error(exc, store.path) from exc
+    click.echo(f"anchored the store at event {head.id} with {count} observations", err=True)
 
 
 @click.command()

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.chain_anchor import FileAnchorKeeper
+from app.chain_anchor import StoreAnchors
 from app.keys import resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -47,7 +47,7 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
             store,
             embedder,
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
-            FileAnchorKeeper.for_store(db_path),
+            StoreAnchors(db_path, paths.config, store.store_id),
         )
         try:
             yield engine

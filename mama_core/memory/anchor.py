@@ -24,25 +24,44 @@ from mama_core.store.secret import StoreSecret
 
 @dataclass(frozen=True)
 class ChainAnchor:
-    """A head the chain once had, MAC'd with the store secret."""
+    """A head the chain once had, and how many observations the store then counted
+    (None in an anchor from before the count), MAC'd with the store secret."""
 
     store_id: str
     event_id: int
     hash: str
     mac: str
+    observations: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "store_id": self.store_id,
             "event_id": self.event_id,
             "hash": self.hash,
             "mac": self.mac,
         }
+        if self.observations is not None:
+            data["observations"] = self.observations
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ChainAnchor:
+        observations = data.get("observations")
         return cls(
-            str(data["store_id"]), int(data["event_id"]), str(data["hash"]), str(data["mac"])
+            str(data["store_id"]),
+            int(data["event_id"]),
+            str(data["hash"]),
+            str(data["mac"]),
+            None if observations is None else int(observations),
+        )
+
+    def covers(self, other: ChainAnchor) -> bool:
+        """Whether this anchor says at least what ``other`` says (same store, no older
+        head, no fewer observations): keeping it instead loses nothing."""
+        return (
+            self.store_id == other.store_id
+            and self.event_id >= other.event_id
+            and (self.observations or 0) >= (other.observations or 0)
         )
 
 
@@ -56,8 +75,12 @@ class AnchorKeeper(Protocol):
         ...
 
 
-def _mac(secret: StoreSecret, store_id: str, event_id: int, digest: str) -> str:
-    return secret.hash(["chain-anchor", store_id, event_id, digest])
+def _mac(
+    secret: StoreSecret, store_id: str, event_id: int, digest: str, observations: int | None
+) -> str:
+    if observations is None:  # an anchor from before the observation count
+        return secret.hash(["chain-anchor", store_id, event_id, digest])
+    return secret.hash(["chain-anchor", store_id, event_id, digest, observations])
 
 
 def store_id_of(conn: Connection) -> str:
@@ -65,9 +88,31 @@ def store_id_of(conn: Connection) -> str:
     return "" if row is None else str(row[0])
 
 
-def anchor_for(secret: StoreSecret, store_id: str, head: ChainHead) -> ChainAnchor:
-    """The anchor of ``head``."""
-    return ChainAnchor(store_id, head.id, head.hash, _mac(secret, store_id, head.id, head.hash))
+def anchor_for(
+    secret: StoreSecret, store_id: str, head: ChainHead, observations: int | None = None
+) -> ChainAnchor:
+    """The anchor of ``head`` (and of the store's observation count)."""
+    mac = _mac(secret, store_id, head.id, head.hash, observations)
+    return ChainAnchor(store_id, head.id, head.hash, mac, observations)
+
+
+def observation_count(conn: Connection) -> int:
+    """How many observations the store has ever counted (its sealed tally)."""
+    row = conn.execute("SELECT observations FROM store_tally WHERE id = 1").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def is_anchored(conn: Connection) -> bool:
+    """Whether the store has had a chain anchor kept outside it (it then needs one)."""
+    row = conn.execute("SELECT anchored FROM store_tally WHERE id = 1").fetchone()
+    return row is not None and int(row[0]) == 1
+
+
+def mark_anchored(conn: Connection) -> None:
+    """Record in the store, once, that its chain is anchored outside it: after the
+    anchor was kept, so a crash between the two never asks for an anchor not kept."""
+    if not is_anchored(conn):
+        conn.execute("UPDATE store_tally SET anchored = 1 WHERE id = 1")
 
 
 def anchor_problems(conn: Connection, secret: StoreSecret, anchor: ChainAnchor) -> list[str]:
@@ -78,21 +123,55 @@ def anchor_problems(conn: Connection, secret: StoreSecret, anchor: ChainAnchor) 
             f"the chain anchor kept outside the file belongs to another store "
             f"({anchor.store_id}, this one is {store_id})"
         ]
-    expected = _mac(secret, anchor.store_id, anchor.event_id, anchor.hash)
+    expected = _mac(secret, anchor.store_id, anchor.event_id, anchor.hash, anchor.observations)
     if not hmac.compare_digest(expected, anchor.mac):
         return ["the chain anchor kept outside the file does not carry this store's MAC"]
+    problems: list[str] = []
+    counted = observation_count(conn)
+    if anchor.observations is not None and counted < anchor.observations:
+        problems.append(
+            f"observations were deleted: the store once counted {anchor.observations}, "
+            f"it now counts {counted} (an older copy of the store was put back, or its "
+            f"tally rewound; {RESTORED_HINT})"
+        )
     if anchor.event_id == 0:
-        return []
+        return problems
     row = conn.execute("SELECT hash FROM events WHERE id = ?", (anchor.event_id,)).fetchone()
     if row is None:
-        return [
+        problems.append(
             f"event {anchor.event_id} is gone: the chain once reached it (its last events "
-            "were cut off, or an older copy of the store was put back; if you restored one "
-            "yourself, remove the anchor file kept beside the store)"
-        ]
-    if str(row[0]) != anchor.hash:
-        return [f"event {anchor.event_id} is not the one the chain once had (history rewritten)"]
-    return []
+            f"were cut off, or an older copy of the store was put back; {RESTORED_HINT})"
+        )
+    elif str(row[0]) != anchor.hash:
+        problems.append(
+            f"event {anchor.event_id} is not the one the chain once had (history rewritten)"
+        )
+    return problems
 
 
-__all__ = ["AnchorKeeper", "ChainAnchor", "anchor_for", "anchor_problems", "store_id_of"]
+def missing_anchor_problems(conn: Connection, anchors: int) -> list[str]:
+    """A store that has had an anchor and is given none: removing the anchor must not
+    be a way to hide a rewritten history."""
+    if anchors or not is_anchored(conn):
+        return []
+    return [
+        "the chain anchor kept outside the file is gone, though this store has had one: "
+        "a rewritten history cannot be ruled out (if you removed it after restoring a "
+        "backup yourself, run 'mama verify --reanchor')"
+    ]
+
+
+RESTORED_HINT = "if you restored one yourself, run 'mama verify --reanchor' to accept it"
+
+
+__all__ = [
+    "AnchorKeeper",
+    "ChainAnchor",
+    "anchor_for",
+    "anchor_problems",
+    "is_anchored",
+    "mark_anchored",
+    "missing_anchor_problems",
+    "observation_count",
+    "store_id_of",
+]

@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from functools import partial
 
 from mama_core.embeddings.base import Embedder
+from mama_core.errors import MamaError
 from mama_core.recall.reembed import embed_rows, lacking_rows, write_vectors
 from mama_core.recall.vector_cache import VectorCache
+from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 
 log = logging.getLogger(__name__)
@@ -161,8 +163,13 @@ class VectorCatchUp:
             self._wake.clear()
             try:
                 self._pass()
-            except Exception:  # a background thread: log, wait, try again; never die quietly
-                log.exception("catching up on %s vectors failed; trying again", self.model_id)
+            except Exception as exc:  # a background thread: log, wait, try again; never die
+                if isinstance(exc, MamaError | sqlcipher.Error):  # the store's, not a bug
+                    log.warning(
+                        "catching up on %s vectors failed (%s); trying again", self.model_id, exc
+                    )
+                else:
+                    log.exception("catching up on %s vectors failed; trying again", self.model_id)
                 self._wake.wait(RETRY_SECONDS)
                 continue
             with self._idle:

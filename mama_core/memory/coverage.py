@@ -9,7 +9,9 @@ Every table of the store is named here once, with how it is protected:
   latest one the chain recorded, so a changed, deleted or injected row is found.
 - ``SEALED``: rows other processes write (the Telegram owner, the mailbox and its
   observations, vectors from a re-embedding). Triggers seal them with a keyed
-  hash (``mama_seal``); ``verify`` recomputes it.
+  hash (``mama_seal``); ``verify`` recomputes it. Observations are also counted in
+  the sealed ``store_tally`` (and in the anchor kept outside the file), so a
+  deleted one is found too.
 - ``DERIVED``: indexes rebuilt from other rows (FTS), checked by their own means.
 - ``OPERATIONAL``: runtime bookkeeping (queues, cursors, code hashes) that carries
   no memory; schema and integrity checks only.
@@ -169,6 +171,7 @@ SEALED: tuple[SealedTable, ...] = (
         "CAST(id AS TEXT)",
         "id, kind, source_ref, observation_id, priority, meta, created_at",
     ),
+    SealedTable("store_tally", "CAST(id AS TEXT)", "id, observations, last_observation, anchored"),
 )
 
 COVERED_BY_ROWS = frozenset({"tombstone_scopes", "scopes", "commitment_sources"})

@@ -22,7 +22,13 @@ import numpy as np
 
 from mama_core.embeddings.base import Embedder
 from mama_core.errors import MamaError
-from mama_core.memory.anchor import AnchorKeeper, anchor_for
+from mama_core.memory.anchor import (
+    AnchorKeeper,
+    anchor_for,
+    is_anchored,
+    mark_anchored,
+    observation_count,
+)
 from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.catch_up import VectorCatchUp
 from mama_core.memory.commit_feed import CommitFeed
@@ -40,6 +46,7 @@ from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
 from mama_core.store import Store, sqlcipher
+from mama_core.store.connection import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +71,17 @@ class Engine:
         if anchor_keeper is not None:
             keeper = anchor_keeper
 
-            def keep(head: ChainHead) -> None:
-                keeper.save(anchor_for(store.secret, store.store_id, head))
+            def keep(head: ChainHead) -> None:  # on the writer thread, after a commit
+                anchored = is_anchored(store.conn)
+                if anchored and keeper.load() is None:
+                    # Someone removed the anchor: keeping a new one would bless whatever
+                    # the file now holds. The owner accepts it with `mama verify --reanchor`.
+                    log.warning("the chain anchor kept outside the store is gone; not replaced")
+                    return
+                count = observation_count(store.conn)
+                keeper.save(anchor_for(store.secret, store.store_id, head, count))
+                if not anchored:
+                    mark_anchored(store.conn)
 
             on_head = keep
         self._feed = CommitFeed(store.new_connection, self.config.commit_poll_seconds)
@@ -253,8 +269,9 @@ class Engine:
         pending purge when the store is free."""
         try:
             self._writer.run(settle_if_pending).result()
-        except (MamaError, sqlcipher.Error, OSError):
-            log.exception("finishing a pending purge failed")
+        except (MamaError, sqlcipher.Error, OSError) as exc:
+            # On the way out, often after the command's own error was shown: the log only.
+            log_failure(log, "finishing a pending purge failed", exc, self.store.path, logging.INFO)
 
     def _after_commit(self, changes: ChangeSet) -> None:
         if changes.action == "memory.purge":

@@ -200,8 +200,9 @@ class PendingPurgeRetry:
                     done = self._run(settle_if_pending).result()
             except RuntimeError:
                 return  # the writer was shut down
-            except (sqlcipher.Error, OSError, ValueError):
-                log.exception("checking for a pending purge failed")
+            except (sqlcipher.Error, OSError, ValueError) as exc:
+                # A busy or damaged store is no bug: one line, and the next pass retries.
+                log.warning("checking for a pending purge failed: %s", exc)
                 done = False
             if done:
                 self.settled.set()

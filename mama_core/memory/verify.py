@@ -8,13 +8,17 @@
   rewrite is found;
 - every row the chain covers (``coverage.CHAINED``) has the digest the latest
   event that wrote it recorded: a changed, deleted or injected row is found;
-- every sealed row (``coverage.SEALED``) carries its keyed seal;
+- every sealed row (``coverage.SEALED``) carries its keyed seal, and the observations
+  are as many as the sealed tally counted (a deleted one is found); a store that has
+  had an anchor and is given none fails;
 - every judgment matches its creating event's content hash, its status is what
   the events fold to, and a purged one has no vectors while a live one has;
 - FTS5's ``integrity-check``, ``PRAGMA integrity_check`` and ``foreign_key_check``.
 
 A damaged file is a finding, never a crash: each check that cannot read the
-file says so and the others still run.
+file says so and the others still run. The checks read one snapshot (a writer in
+another process goes on meanwhile); a store another process keeps busy beyond the
+busy timeout is not a finding but ``VerifyBusyError``: it could not be checked.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from mama_core.memory.anchor import ChainAnchor, anchor_problems
+from mama_core.errors import StoreLockedError
+from mama_core.memory.anchor import ChainAnchor, anchor_problems, missing_anchor_problems
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
 from mama_core.memory.events import (
@@ -42,6 +47,14 @@ from mama_core.store.migrations import MigrationSeries
 from mama_core.store.secret import StoreSecret
 
 MAX_PROBLEMS = 1000
+BUSY_TRIES = 3
+
+
+class VerifyBusyError(StoreLockedError):
+    """Another process kept the store busy: verify could not check it (not a finding)."""
+
+    code = "verify_busy"
+    exit_code = 19
 
 
 @dataclass
@@ -72,15 +85,47 @@ class _Chain:
 def verify_store(
     conn: Connection,
     secret: StoreSecret,
-    anchor: ChainAnchor | None = None,
+    anchor: ChainAnchor | Sequence[ChainAnchor] | None = None,
     series: Sequence[MigrationSeries] = (),
 ) -> VerifyReport:
-    """Check the schema, the chain (and its anchor), the covered and sealed rows, the
+    """Check the schema, the chain (and its anchors), the covered and sealed rows, the
     judgments, the FTS indexes and the file.
 
-    ``series`` are the migration series of the layers above the core whose tables the
-    store may hold (the app's: ``app.durable.schema.expected_series()``); their objects
-    are expected too, at the versions the store records."""
+    ``anchor`` is every copy of the anchor kept outside the file that was found (each
+    is checked); none for a store that has had one is a problem. ``series`` are the
+    migration series of the layers above the core whose tables the store may hold (the
+    app's: ``app.durable.schema.expected_series()``); their objects are expected too,
+    at the versions the store records. Raises ``VerifyBusyError`` when another process
+    keeps the store busy past the busy timeout, ``BUSY_TRIES`` times."""
+    anchors = [anchor] if isinstance(anchor, ChainAnchor) else list(anchor or ())
+    for attempt in range(1, BUSY_TRIES + 1):
+        try:
+            return _verify(conn, secret, anchors, series)
+        except _Busy as busy:
+            if attempt == BUSY_TRIES:
+                raise VerifyBusyError(
+                    "The memory store could not be checked: another MAMA process kept it "
+                    f"busy ({busy.args[0]}); nothing was found wrong, try again later."
+                ) from busy.__cause__
+    raise AssertionError("unreachable")
+
+
+class _Busy(Exception):
+    """A check met another process's lock (SQLITE_BUSY / LOCKED): not a finding."""
+
+
+def _is_busy(exc: sqlcipher.Error) -> bool:
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    text = str(exc).lower()
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
+
+
+def _verify(
+    conn: Connection,
+    secret: StoreSecret,
+    anchors: list[ChainAnchor],
+    series: Sequence[MigrationSeries],
+) -> VerifyReport:
     report = VerifyReport()
     chain = _Chain()
 
@@ -88,31 +133,85 @@ def verify_store(
         try:
             check()
         except sqlcipher.Error as exc:
+            if _is_busy(exc):
+                raise _Busy(f"{what}: {exc}") from exc
             report.problems.append(f"the database file is damaged ({what} cannot be read: {exc})")
         except (ValueError, TypeError, KeyError) as exc:  # bytes that decrypt but do not parse
             report.problems.append(f"{what} cannot be read: {exc!r}")
 
-    step("the schema", lambda: report.problems.extend(schema_problems(conn, series)))
-    step("the events", lambda: _check_chain(conn, report, chain))
-    if anchor is not None:
+    # One read snapshot for the checks that compare tables with each other, so a
+    # commit made meanwhile by another process is seen by all of them or by none.
+    step("the store", lambda: _begin_snapshot(conn))
+    try:
+        step("the schema", lambda: report.problems.extend(schema_problems(conn, series)))
+        step("the events", lambda: _check_chain(conn, report, chain))
+        for kept in anchors:
+            step(
+                "the chain anchor",
+                lambda a=kept: _add_new(report, anchor_problems(conn, secret, a)),
+            )
         step(
             "the chain anchor",
-            lambda: report.problems.extend(anchor_problems(conn, secret, anchor)),
+            lambda: report.problems.extend(missing_anchor_problems(conn, len(anchors))),
         )
-    step("the judgments", lambda: _check_judgments(conn, secret, report, chain))
-    for table in CHAINED:
-        step(table.name, lambda t=table: _check_chained(conn, secret, report, chain, t))
-    for sealed in SEALED:
-        step(
-            sealed.name,
-            lambda s=sealed: _check_sealed(conn, secret, report, s.name, s.key, s.values),
-        )
-    step("the vectors", lambda: _check_vectors(conn, report))
+        step("the judgments", lambda: _check_judgments(conn, secret, report, chain))
+        for table in CHAINED:
+            step(table.name, lambda t=table: _check_chained(conn, secret, report, chain, t))
+        for sealed in SEALED:
+            step(
+                sealed.name,
+                lambda s=sealed: _check_sealed(conn, secret, report, s.name, s.key, s.values),
+            )
+        step("the observations", lambda: _check_tally(conn, report))
+        step("the vectors", lambda: _check_vectors(conn, report))
+        step("the file", lambda: _check_file(conn, report))
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    # FTS5's integrity-check is written as an INSERT: it needs the write lock, so it
+    # runs after the snapshot, waiting for a writer as long as the busy timeout says.
     for index in ("judgments_fts", "judgments_trigram"):
         step(index, lambda i=index: _check_fts(conn, report, i))
-    step("the file", lambda: _check_file(conn, report))
     del report.problems[MAX_PROBLEMS:]
     return report
+
+
+def _begin_snapshot(conn: Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts here
+
+
+def _add_new(report: VerifyReport, problems: list[str]) -> None:
+    """Add ``problems`` not already reported (two copies of one anchor say the same)."""
+    report.problems.extend(p for p in problems if p not in report.problems)
+
+
+def _check_tally(conn: Connection, report: VerifyReport) -> None:
+    """The observations are as many as the sealed tally counted, up to its last id."""
+    rows = conn.execute(
+        "SELECT observations, last_observation FROM store_tally WHERE id = 1"
+    ).fetchall()
+    if not rows:
+        report.problems.append("the observation tally is gone (its row was deleted)")
+        return
+    counted, last = int(rows[0][0]), int(rows[0][1])
+    present, highest = conn.execute(
+        "SELECT count(*), coalesce(max(id), 0) FROM observations"
+    ).fetchone()
+    if present < counted:
+        report.problems.append(
+            f"{counted - present} observation(s) were deleted: the store counted {counted} "
+            f"written, {present} are there"
+        )
+    elif present > counted:
+        report.problems.append(f"{present - counted} observation(s) were inserted behind the tally")
+    if int(highest) != last:
+        report.problems.append(
+            f"the last observation is {highest}, but the store counted up to {last} "
+            "(observations were deleted or inserted behind the tally)"
+        )
 
 
 def _check_chain(conn: Connection, report: VerifyReport, chain: _Chain) -> None:
@@ -252,6 +351,8 @@ def _check_fts(conn: Connection, report: VerifyReport, index: str) -> None:
     try:
         conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
     except sqlcipher.Error as exc:
+        if _is_busy(exc):  # another process writes: not a finding
+            raise _Busy(f"{index}: {exc}") from exc
         report.problems.append(f"full-text index {index} disagrees with the judgments: {exc}")
 
 
@@ -263,4 +364,4 @@ def _check_file(conn: Connection, report: VerifyReport) -> None:
         report.problems.append(f"{table} row {rowid} points at a missing {parent} row")
 
 
-__all__ = ["VerifyReport", "verify_store"]
+__all__ = ["VerifyBusyError", "VerifyReport", "verify_store"]

@@ -29,7 +29,7 @@ from mama_core.memory.grants import Grant
 from mama_core.memory.session import SessionFacts
 from mama_core.model import ChangeSet
 from mama_core.store import sqlcipher
-from mama_core.store.connection import Connection, translate_error
+from mama_core.store.connection import Connection, log_failure, translate_error
 from mama_core.store.secret import StoreSecret
 
 log = logging.getLogger(__name__)
@@ -313,8 +313,10 @@ class Writer:
                 if command.after_commit is not None:
                     try:
                         extra = command.after_commit(self._conn)
-                    except (MamaError, sqlcipher.Error, OSError):
-                        log.exception("post-commit step of %s failed", command.action)
+                    except (MamaError, sqlcipher.Error, OSError) as exc:
+                        log_failure(
+                            log, f"post-commit step of {command.action} failed", exc, self._path
+                        )
                     else:
                         if extra:
                             result.receipt.update(extra)
@@ -322,6 +324,8 @@ class Writer:
             if self._on_head is not None and any(r.changes is not None for r in results):
                 try:
                     self._on_head(chain_head(self._conn))
-                except Exception:
-                    log.exception("keeping the chain head outside the store failed")
+                except Exception as exc:
+                    log_failure(
+                        log, "keeping the chain anchor outside the store failed", exc, self._path
+                    )
         return results

@@ -9,6 +9,7 @@ are set the same way everywhere.
 from __future__ import annotations
 
 import errno
+import logging
 import shutil
 from pathlib import Path
 
@@ -121,6 +122,27 @@ def translate_error(exc: BaseException, path: Path) -> MamaError:
             "(see 'mama doctor' and the README)."
         )
     return StoreError(f"The memory store {where} could not be used: {exc}.")
+
+
+def known_error(exc: BaseException, path: Path) -> MamaError | None:
+    """``exc`` as the typed error a person can act on, if it is a known kind (the
+    store's, the disk's, or already a ``MamaError``); None for anything else (a bug)."""
+    if isinstance(exc, MamaError | sqlcipher.Error | OSError):
+        return translate_error(exc, path)
+    return None
+
+
+def log_failure(
+    logger: logging.Logger, what: str, exc: BaseException, path: Path, level: int = logging.WARNING
+) -> None:
+    """Log a failed step of background work: a known error as one line with its code
+    (a damaged or busy store is not a bug; no traceback for a person to read), anything
+    else with its traceback."""
+    known = known_error(exc, path)
+    if known is None:
+        logger.error("%s", what, exc_info=exc)
+    else:
+        logger.log(level, "%s: %s: %s", what, known.code, known.message)
 
 
 def _is_io_error(text: str, name: str) -> bool:

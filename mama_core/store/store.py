@@ -8,14 +8,23 @@ is writing; then pending migrations are applied, after the file has been copied
 aside. A command line opens with ``check_writable=False``: while another process
 holds the write lock its reads go on (WAL), and a write waits or is
 ``store_locked``.
+
+A new store is built whole under a temporary name in the same folder, then
+renamed into place, while a creation lock is held: a crash leaves at most a
+temporary file (removed by the next creation), and processes started together
+on a new folder make one store between them. So ``mama.db`` is either absent or
+a complete, migrated store; a 0-byte one is never MAMA's and is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import time
 from pathlib import Path
+
+from filelock import FileLock
 
 from mama_core.errors import (
     MamaError,
@@ -29,10 +38,13 @@ from mama_core.store import sqlcipher
 from mama_core.store.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, connect, translate_error
 from mama_core.store.keys import DbKey
 from mama_core.store.migrations import apply_migrations, load_migrations, schema_version
-from mama_core.store.secret import SEAL_FUNCTION, StoreSecret
+from mama_core.store.secret import StoreSecret
 
 STORE_FILE_NAME = "mama.db"
 BACKUP_DIR_NAME = "backups"
+CREATING_MARK = ".creating-"
+"""A store being built is named ``<name>.creating-<pid>``; only a creation, holding
+the creation lock, touches such files (and removes those a crash left)."""
 
 
 class Store:
@@ -70,6 +82,8 @@ class Store:
                 f"MAMA cannot create its data folder {path.parent} ({exc.strerror}); "
                 "make it writable or choose another one with MAMA_HOME or --home."
             ) from exc
+        if not path.exists():
+            cls._create(path, key, busy_timeout_ms)
         _refuse_empty_file(path)
         conn = connect(path, key, busy_timeout_ms=busy_timeout_ms)
         store = cls(path, key, conn, busy_timeout_ms)
@@ -79,6 +93,41 @@ class Store:
             conn.close()
             raise
         return store
+
+    @classmethod
+    def _create(cls, path: Path, key: DbKey, busy_timeout_ms: int) -> None:
+        """Build a new store beside ``path`` and rename it into place, unless another
+        process did first (it holds the creation lock while it builds)."""
+        try:
+            with FileLock(creation_lock_path(path), thread_local=False):
+                if path.exists():
+                    return
+                for stale in _leftovers(path):
+                    stale.unlink(missing_ok=True)
+                building = path.with_name(f"{path.name}{CREATING_MARK}{os.getpid()}")
+                try:
+                    cls._build(building, key, busy_timeout_ms)
+                    os.replace(building, path)
+                    _fsync(path.parent)
+                except BaseException:
+                    for stale in _leftovers(path):
+                        with contextlib.suppress(OSError):
+                            stale.unlink()
+                    raise
+        except OSError as exc:
+            raise translate_error(exc, path) from exc
+
+    @classmethod
+    def _build(cls, building: Path, key: DbKey, busy_timeout_ms: int) -> None:
+        """Make a complete, migrated store at ``building``, flushed to the disk."""
+        conn = connect(building, key, busy_timeout_ms=busy_timeout_ms)
+        store = cls(building, key, conn, busy_timeout_ms)
+        try:
+            store._check_and_migrate(check_writable=True)
+            store.checkpoint_wal()
+        finally:
+            store.close()  # the last connection: SQLite removes the -wal and -shm files
+        _fsync(building)
 
     def _check_and_migrate(self, check_writable: bool) -> None:
         migrations = load_migrations()
@@ -100,18 +149,17 @@ class Store:
             self.conn.execute("ROLLBACK")
         except sqlcipher.Error as exc:
             raise translate_error(exc, self.path) from exc
-        if current == 0:
-            # A new store has no id yet: the seal triggers only need the function
-            # to exist while the migrations run (their tables are empty).
-            self.conn.create_function(SEAL_FUNCTION, -1, _no_secret_yet)
         if current == latest:
             return
         if current > 0:
             self._copy_aside(current)
         try:
-            apply_migrations(self.conn, migrations)
             if current == 0:
+                # The first migration gives the store its id, hence its secret: the
+                # seals later migrations make are real ones from the start.
+                apply_migrations(self.conn, migrations[:1])
                 self._unlock_secret()
+            apply_migrations(self.conn, migrations)
         except MigrationError as exc:
             cause = exc.__cause__
             if cause is not None and isinstance(cause, sqlcipher.Error):
@@ -184,8 +232,24 @@ class Store:
         self.close()
 
 
-def _no_secret_yet(*_values: object) -> str:
-    raise RuntimeError("the store secret is not known before the store has an id")
+def creation_lock_path(path: Path) -> Path:
+    """The lock a process holds while it creates the store at ``path`` (kept: removing a
+    lock file another process may be waiting on would let two creations run at once)."""
+    return path.with_name(f".{path.name}.create.lock")
+
+
+def _leftovers(path: Path) -> list[Path]:
+    """Temporary stores (with their -wal/-shm) a creation left: a crash, or an error."""
+    return sorted(path.parent.glob(f"{path.name}{CREATING_MARK}*"))
+
+
+def _fsync(path: Path) -> None:
+    """Flush ``path`` (a file, or a folder after a rename) to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -198,6 +262,8 @@ def _refuse_empty_file(path: Path) -> None:
     except OSError as exc:
         raise translate_error(exc, path) from exc
     if size == 0:
+        # MAMA builds a new store under another name and renames it whole, so an empty
+        # file here was truncated or replaced (or left by a MAMA older than that).
         raise NotADatabaseError(
             f"The memory store {path} is empty (0 bytes): it was truncated or replaced. "
             "Restore it from a backup, or move it away to start a new store."

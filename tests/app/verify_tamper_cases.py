@@ -204,8 +204,49 @@ TAMPERS: tuple[Tamper, ...] = (
     ),
     Tamper(
         "telegram_message_deleted",
-        (NO_FK, "DELETE FROM observations WHERE id = {message}"),
+        (
+            "DROP TRIGGER observations_no_delete",
+            NO_FK,
+            "DELETE FROM observations WHERE id = {message}",
+        ),
         "points at a missing observations row",
+    ),
+    Tamper(
+        "unreferenced_observation_deleted",
+        (
+            "DROP TRIGGER observations_no_delete",
+            "DELETE FROM observations WHERE id = {mail}",
+            # put the guard back as it was: only the tally can tell
+            "CREATE TRIGGER observations_no_delete BEFORE DELETE ON observations BEGIN "
+            "SELECT RAISE(ABORT, 'observations are never deleted; a purge erases their text'); "
+            "END",
+        ),
+        "1 observation(s) were deleted",
+    ),
+    Tamper(
+        "observation_deleted_and_tally_rewound",
+        (
+            "DROP TRIGGER observations_no_delete",
+            "DROP TRIGGER store_tally_only_grows",
+            "DROP TRIGGER store_tally_seal",
+            "DELETE FROM observations WHERE id = {mail}",
+            "UPDATE store_tally SET observations = observations - 1",
+        ),
+        "store_tally row 1 was altered",
+    ),
+    Tamper(
+        "observation_tally_deleted",
+        ("DROP TRIGGER store_tally_no_delete", "DELETE FROM store_tally"),
+        "the observation tally is gone",
+    ),
+    Tamper(
+        "anchored_mark_cleared",
+        (
+            "DROP TRIGGER store_tally_only_grows",
+            "DROP TRIGGER store_tally_seal",
+            "UPDATE store_tally SET anchored = 0",
+        ),
+        "store_tally row 1 was altered",
     ),
     Tamper(
         "source_delta_made_an_owner_message",
