@@ -88,12 +88,17 @@ class HostStatus:
     @property
     def problem(self) -> str | None:
         """What keeps the agent, Telegram or a source from working, for the tray's trouble
-        state. A connector counts only when the owner must act (``blocked``): one that is
+        state. A connector counts only when the owner must act (``blocked``, or a channel,
+        folder or board of it that cannot be read while the rest is): one that is
         retrying after a network error mends itself and only shows in the status line."""
         blocked = next((h for h in self.connectors if h.state == "blocked"), None)
+        partly = next((h for h in self.connectors if h.parts), None)
         source = None
         if blocked is not None:
             source = f"The source {blocked.name} needs you: {blocked.last_error}"
+        elif partly is not None:
+            parts = "; ".join(f"{p.part}: {p.message}" for p in partly.parts)
+            source = f"The source {partly.name} cannot read {parts}"
         return self.backend_problem or self.telegram_problem or source
 
 

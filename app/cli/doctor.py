@@ -51,7 +51,9 @@ class DoctorReport:
         """Record fact ``name``; print ``line`` now unless the report is JSON."""
         self.facts[name] = value
         if not self.as_json:
-            click.echo(terminal_text(line))
+            # Each line on its own: escaping the whole text would show a report of several
+            # lines (the connectors) as one line with literal ``\x0a`` in it.
+            click.echo("\n".join(terminal_text(part) for part in line.split("\n")))
 
     def finish(self) -> None:
         if self.as_json:
@@ -217,7 +219,6 @@ def _connectors(obj: CliContext, report: DoctorReport) -> None:
             if state
             else {"name": config.name, "kind": config.kind, "state": "idle", "items_stored": 0}
         )
-        lines.append(
-            "  " + (state.line() if state else f"{config.name} ({config.kind}): not polled yet")
-        )
+        line = state.line() if state else f"{config.name} ({config.kind}): not polled yet"
+        lines.append("  " + terminal_text(line))  # a newline in a stored error stays escaped
     report.add("connectors", rows, "\n".join(lines))
