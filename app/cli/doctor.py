@@ -11,6 +11,7 @@ import os
 import platform
 import time
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import click
@@ -137,6 +138,7 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
             ),
         )
     _connectors(obj, report)
+    _coding_project(obj, report)
     problem = _agent(obj, report)
     if problem is not None:
         from app.backends.base import BackendUnavailableError
@@ -194,6 +196,27 @@ def _agent(obj: CliContext, report: DoctorReport) -> str | None:
         f"telegram: {token}, {paired}",
     )
     return problem
+
+
+def _coding_project(obj: CliContext, report: DoctorReport) -> None:
+    """Which project a coding agent started here is bound to (``mama mcp`` and its
+    hooks), and how it was identified; looked at without claiming an older scope."""
+    from app.mcp.project_scope import ProjectNameError, claims_folder, resolve_binding
+
+    try:
+        binding = resolve_binding(Path.cwd(), claims=claims_folder(obj.paths.home), adopt=False)
+    except (ProjectNameError, OSError) as exc:
+        report.add("coding_project", None, f"coding agent project here: none ({exc})")
+        return
+    report.add(
+        "coding_project",
+        {
+            "scope": binding.project_scope,
+            "adopted": binding.adopted,
+            "from": binding.source,
+        },
+        f"coding agent project here: {binding.explain()}",
+    )
 
 
 def _connectors(obj: CliContext, report: DoctorReport) -> None:
