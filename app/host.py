@@ -79,6 +79,8 @@ class HostStatus:
     waiting: int = 0
     """Inputs in the mailbox not yet answered (held while paused, or due for a retry)."""
     backend_problem: str | None = None
+    tools_problem: str | None = None
+    """The last turn ran without the agent's tools and waits for its retry."""
     """Why the agent backend could not run at its last try (a CLI missing, say)."""
     telegram_problem: str | None = None
     """Why Telegram cannot be used (the token was refused)."""
@@ -280,6 +282,7 @@ class RuntimeHost:
             paused=runtime.paused,
             waiting=counts.get("pending", 0),
             backend_problem=runtime.backend_problem,
+            tools_problem=runtime.tools_problem,
             telegram_problem=self.gateway.fatal if self.gateway else None,
             connectors=tuple(health),
         )

@@ -276,6 +276,8 @@ def status_line(status: HostStatus) -> str:
     agent = BACKEND_NAMES.get(status.backend, status.backend)
     if status.backend_problem:
         agent += " (cannot run; commands still work)"
+    elif status.tools_problem:
+        agent += " (waiting for its tools; the turn will be tried again)"
     if status.paused:
         held = status.waiting
         agent += (

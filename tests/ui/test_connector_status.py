@@ -94,3 +94,12 @@ def test_a_broken_channel_is_its_own_problem_beside_the_parts_that_flow() -> Non
         " · Sources: work cannot read #alpha (needs you), roadmap 3 items"
     )
     assert _problem(partly) == "#alpha not_found: Slack channel #alpha not found"
+
+
+def test_a_turn_waiting_for_the_agents_tools_is_said_in_the_line_not_as_trouble() -> None:
+    base = {"backend": "claude-code", "telegram": "off (no bot token)", "owner": None}
+    fine = HostStatus(**base, paused=False)
+    assert "waiting for its tools" not in status_line(fine)  # control
+    waiting = HostStatus(**base, paused=False, tools_problem="Claude Code could not reach …")
+    assert "(waiting for its tools; the turn will be tried again)" in status_line(waiting)
+    assert waiting.problem is None  # it mends itself: not the tray's trouble state
