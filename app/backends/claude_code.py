@@ -51,6 +51,11 @@ QUIET_ENV = {
     # Offer our few tools directly, not behind Claude Code's ToolSearch.
     "ENABLE_TOOL_SEARCH": "false",
 }
+MCP_WAIT_MS = "120000"
+"""How long Claude Code waits for MAMA's MCP server before a turn (its ``MCP_TIMEOUT``;
+the CLI's own default is shorter, and a loaded machine can start the bridge later
+than that: the turn then runs with the tools "pending"). Unless the owner set
+``MCP_TIMEOUT``; a turn that still lacks the tools is retried (``ToolsUnreachableError``)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,9 @@ class ClaudeCodeBackend:
         return self._fresh
 
     def _env(self) -> dict[str, str]:
-        return {**os.environ, **QUIET_ENV, **self.settings.env}
+        env = {**os.environ, **QUIET_ENV}
+        env.setdefault("MCP_TIMEOUT", MCP_WAIT_MS)
+        return {**env, **self.settings.env}
 
     async def start(self, tools: list[ToolSpec]) -> None:
         self._executable = find_executable(self.settings.executable, "Claude Code", INSTALL_HINT)

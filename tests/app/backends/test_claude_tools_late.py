@@ -52,6 +52,9 @@ def run_delta(
     backend = make_backend(claude_bin, fake, tmp_path, None)
     if gated:
         backend.settings.env[START_GATE_ENV] = str(gate)
+        # The CLI waits MCP_TIMEOUT for a server before a turn (MAMA asks for 120 s); a
+        # short wait here plays a machine so loaded that the bridge starts later still.
+        backend.settings.env["MCP_TIMEOUT"] = "20000"
     clock = ManualClock()
     states: list[tuple[InputState, int]] = []
     problems: list[str] = []
@@ -98,7 +101,8 @@ def test_a_turn_without_the_tools_is_retried_and_its_items_reach_the_model(
 ) -> None:
     fake, states, backend, problems = run_delta(engine, store, claude_bin, tmp_path, True)
     offered = [has_tools(r) for r in delta_requests(fake)]
-    # The first turn ran while the tools were pending: the model had none...
+    # The first turn ran before the bridge was up (the CLI says "pending" or, once
+    # its MCP_TIMEOUT is over, "failed"): the model had no tools...
     assert offered[0] is False
     # ...so the turn did not count: the input went back to the mailbox for a retry,
     # and the tray's line says why.
@@ -115,7 +119,8 @@ def test_a_turn_without_the_tools_is_retried_and_its_items_reach_the_model(
 def test_control_a_prompt_bridge_gives_the_first_turn_its_tools(
     engine: Engine, store: Store, claude_bin: Path, tmp_path: Path
 ) -> None:
-    fake, states, _backend, problems = run_delta(engine, store, claude_bin, tmp_path, False)
+    fake, states, backend, problems = run_delta(engine, store, claude_bin, tmp_path, False)
+    assert backend._env()["MCP_TIMEOUT"] == "120000"  # pyright: ignore[reportPrivateUsage]
     assert [has_tools(r) for r in delta_requests(fake)] == [True]
     assert states == [(InputState.DONE, 1)]
     assert problems == [""]
