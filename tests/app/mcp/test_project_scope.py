@@ -166,3 +166,14 @@ def test_doctor_shows_the_binding_of_the_folder_it_runs_in(
     }
     (repo / ".mama-project").write_text("shop\n")
     assert doctor(repo)["scope"] == "project:shop"  # the committed file wins
+
+
+def test_the_servers_instructions_name_the_binding_and_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    from app.mcp.server import instructions
+
+    repo = remote(git_project(tmp_path, "app"), "git@github.com:acme/shop.git")
+    said = instructions(resolve_binding(repo))
+    assert f"bound to project:github.com/acme/shop, from git remote origin of {repo}." in said
+    assert "project:app" not in said  # control: not the folder name
