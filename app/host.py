@@ -79,6 +79,8 @@ class HostStatus:
     waiting: int = 0
     """Inputs in the mailbox not yet answered (held while paused, or due for a retry)."""
     backend_problem: str | None = None
+    tools_problem: str | None = None
+    """The last turn ran without the agent's tools and waits for its retry."""
     """Why the agent backend could not run at its last try (a CLI missing, say)."""
     telegram_problem: str | None = None
     """Why Telegram cannot be used (the token was refused)."""
@@ -88,12 +90,17 @@ class HostStatus:
     @property
     def problem(self) -> str | None:
         """What keeps the agent, Telegram or a source from working, for the tray's trouble
-        state. A connector counts only when the owner must act (``blocked``): one that is
+        state. A connector counts only when the owner must act (``blocked``, or a channel,
+        folder or board of it that cannot be read while the rest is): one that is
         retrying after a network error mends itself and only shows in the status line."""
         blocked = next((h for h in self.connectors if h.state == "blocked"), None)
+        partly = next((h for h in self.connectors if h.parts), None)
         source = None
         if blocked is not None:
             source = f"The source {blocked.name} needs you: {blocked.last_error}"
+        elif partly is not None:
+            parts = "; ".join(f"{p.part}: {p.message}" for p in partly.parts)
+            source = f"The source {partly.name} cannot read {parts}"
         return self.backend_problem or self.telegram_problem or source
 
 
@@ -275,6 +282,7 @@ class RuntimeHost:
             paused=runtime.paused,
             waiting=counts.get("pending", 0),
             backend_problem=runtime.backend_problem,
+            tools_problem=runtime.tools_problem,
             telegram_problem=self.gateway.fatal if self.gateway else None,
             connectors=tuple(health),
         )

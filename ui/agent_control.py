@@ -276,6 +276,8 @@ def status_line(status: HostStatus) -> str:
     agent = BACKEND_NAMES.get(status.backend, status.backend)
     if status.backend_problem:
         agent += " (cannot run; commands still work)"
+    elif status.tools_problem:
+        agent += " (waiting for its tools; the turn will be tried again)"
     if status.paused:
         held = status.waiting
         agent += (
@@ -295,11 +297,14 @@ def _sources(status: HostStatus) -> str:
         return ""
     words = {"blocked": "needs you", "failing": "retrying"}
     parts: list[str] = []
-    for health in sorted(status.connectors, key=lambda h: h.state not in words):
+    for health in sorted(status.connectors, key=lambda h: h.state not in words and not h.parts):
         if health.state in words:
             parts.append(f"{health.name} {words[health.state]} ({health.last_error_code})")
         elif health.state == "paused":
             parts.append(f"{health.name} paused")
+        elif health.parts:
+            broken = ", ".join(p.part for p in health.parts)
+            parts.append(f"{health.name} cannot read {broken} (needs you)")
         else:
             parts.append(f"{health.name} {health.items_stored} items")
     return " · Sources: " + ", ".join(parts)

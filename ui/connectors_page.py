@@ -89,9 +89,8 @@ def _when(health: Health | None) -> str:
 
 
 def _problem(health: Health | None) -> str:
-    if health is None or not health.last_error_code or health.state not in ("failing", "blocked"):
-        return ""
-    return f"{health.last_error_code}: {health.last_error}"
+    """The source's problem and each broken part's (a channel, folder or board)."""
+    return "" if health is None else health.problem_text()
 
 
 class PickDialog(QtWidgets.QDialog):

@@ -46,6 +46,14 @@ class BackendError(MamaError):
     exit_code = 50
 
 
+class ToolsUnreachableError(BackendError):
+    """The agent ran a turn without MAMA's tools (Claude Code's MCP server was still
+    ``pending``, or ``failed``): it could act on nothing, so the turn is not done. The
+    mailbox retries it in a new process of the same conversation, whose tools start anew."""
+
+    code = "agent_tools_unreachable"
+
+
 class BackendUnavailableError(MamaError):
     """The backend cannot run at all here (not installed, not configured).
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.backends.base import BackendError, TurnReply, TurnRequest
+from app.backends.base import BackendError, ToolsUnreachableError, TurnReply, TurnRequest
 from app.backends.claude_relay import ClaudeRelay
-from app.backends.claude_relay_process import TOKEN_ENV
+from app.backends.claude_relay_process import START_GATE_ENV, TOKEN_ENV
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.toolbox import ToolBox, ToolSpec
 from app.backends.transcripts import forget_claude_transcripts
@@ -51,6 +51,11 @@ QUIET_ENV = {
     # Offer our few tools directly, not behind Claude Code's ToolSearch.
     "ENABLE_TOOL_SEARCH": "false",
 }
+MCP_WAIT_MS = "120000"
+"""How long Claude Code waits for MAMA's MCP server before a turn (its ``MCP_TIMEOUT``;
+the CLI's own default is shorter, and a loaded machine can start the bridge later
+than that: the turn then runs with the tools "pending"). Unless the owner set
+``MCP_TIMEOUT``; a turn that still lacks the tools is retried (``ToolsUnreachableError``)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class ClaudeCodeBackend:
         self._version: str | None = None
         self._fresh = True
         self._specs: list[ToolSpec] = []
+        self._tools_status: str | None = None
+        """MAMA's MCP server as the last ``system/init`` line reported it."""
+        self._restart_before_turn = False
 
     @property
     def version(self) -> str | None:
@@ -106,7 +114,9 @@ class ClaudeCodeBackend:
         return self._fresh
 
     def _env(self) -> dict[str, str]:
-        return {**os.environ, **QUIET_ENV, **self.settings.env}
+        env = {**os.environ, **QUIET_ENV}
+        env.setdefault("MCP_TIMEOUT", MCP_WAIT_MS)
+        return {**env, **self.settings.env}
 
     async def start(self, tools: list[ToolSpec]) -> None:
         self._executable = find_executable(self.settings.executable, "Claude Code", INSTALL_HINT)
@@ -136,6 +146,11 @@ class ClaudeCodeBackend:
         assert self.bridge is not None
         self.bridge.toolbox = tools
         try:
+            if self._restart_before_turn:
+                # The tools failed to start last time: a new process starts them again.
+                log.info("restarting Claude Code so that it starts MAMA's tools again")
+                self._restart_before_turn = False
+                await self._respawn(resume=True)
             try:
                 reply = await self._turn(request.prompt)
             except ProcessEnded as exc:
@@ -187,13 +202,18 @@ class ClaudeCodeBackend:
                     "type": "stdio",
                     "command": command[0],
                     "args": [*command[1:], "--socket", str(self.bridge.socket_path)],
-                    "env": {TOKEN_ENV: self.bridge.token},
+                    "env": {TOKEN_ENV: self.bridge.token, **self._bridge_env()},
                 }
             }
         }
         path = self._mcp_config_path()
         path.write_text(json.dumps(config), "utf-8")
         path.chmod(0o600)
+
+    def _bridge_env(self) -> dict[str, str]:
+        """The start gate (tests), handed on to the bridge if set for the backend."""
+        gate = self._env().get(START_GATE_ENV)
+        return {START_GATE_ENV: gate} if gate else {}
 
     def _args(self, resume: bool) -> list[str]:
         """The command line: print mode, stream-json both ways, only our MCP tools."""
@@ -276,6 +296,7 @@ class ClaudeCodeBackend:
                 if event.get("is_error") or event.get("subtype") not in (None, "success"):
                     detail = event.get("result") or event.get("subtype") or "an error"
                     raise BackendError(f"Claude Code could not finish the turn: {detail}")
+                self._check_tools()
                 result = event.get("result")
                 return TurnReply(result if isinstance(result, str) and result else "\n".join(texts))
 
@@ -286,5 +307,22 @@ class ClaudeCodeBackend:
             self.session_id = reported
             await self._remember_session()
         servers = {s.get("name"): s.get("status") for s in event.get("mcp_servers") or []}
-        if servers.get(MCP_SERVER) != "connected":
-            log.warning("Claude Code reports the MAMA tools as %s", servers.get(MCP_SERVER))
+        status = servers.get(MCP_SERVER)
+        self._tools_status = str(status) if status is not None else "missing"
+        if status != "connected":
+            log.warning("Claude Code reports the MAMA tools as %s", self._tools_status)
+
+    def _check_tools(self) -> None:
+        """After a turn: if the model had no tools in it, the turn does not count."""
+        status, self._tools_status = self._tools_status, None
+        if status is None or status == "connected":
+            return  # no init line this turn: the session's tools were up before
+        # A new process (same conversation) starts the tools anew: the real CLI was seen
+        # to turn a server that was still ``pending`` into ``failed`` on its next turn
+        # even when the server had come up meanwhile, so waiting in the same process
+        # costs an attempt.
+        self._restart_before_turn = True
+        raise ToolsUnreachableError(
+            f"Claude Code could not reach MAMA's tools yet (they were {status}); "
+            "the turn will be tried again"
+        )

@@ -27,6 +27,10 @@ from mama_core.errors import MamaError
 log = logging.getLogger(__name__)
 
 TOKEN_ENV = "MAMA_BRIDGE_TOKEN"
+START_GATE_ENV = "MAMA_BRIDGE_START_GATE"
+"""A file the bridge waits for before it answers Claude Code (tests: a bridge that
+starts late, as under heavy load); unset, it starts at once."""
+GATE_POLL_S = 0.05
 SERVER_NAME = "mama"
 MAX_LINE = 8 * 1024 * 1024
 
@@ -123,6 +127,9 @@ def build_server(link: RelayLink) -> Server[Any]:
 
 async def serve(socket_path: str, token: str) -> None:
     """Connect to the app and serve MCP on this process's stdio until stdin closes."""
+    gate = os.environ.get(START_GATE_ENV)
+    while gate and not os.path.exists(gate):
+        await anyio.sleep(GATE_POLL_S)
     link = await RelayLink.connect(socket_path, token)
     try:
         server = build_server(link)

@@ -11,6 +11,7 @@ import os
 import platform
 import time
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import click
@@ -51,7 +52,9 @@ class DoctorReport:
         """Record fact ``name``; print ``line`` now unless the report is JSON."""
         self.facts[name] = value
         if not self.as_json:
-            click.echo(terminal_text(line))
+            # Each line on its own: escaping the whole text would show a report of several
+            # lines (the connectors) as one line with literal ``\x0a`` in it.
+            click.echo("\n".join(terminal_text(part) for part in line.split("\n")))
 
     def finish(self) -> None:
         if self.as_json:
@@ -135,6 +138,7 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
             ),
         )
     _connectors(obj, report)
+    _coding_project(obj, report)
     problem = _agent(obj, report)
     if problem is not None:
         from app.backends.base import BackendUnavailableError
@@ -194,6 +198,27 @@ def _agent(obj: CliContext, report: DoctorReport) -> str | None:
     return problem
 
 
+def _coding_project(obj: CliContext, report: DoctorReport) -> None:
+    """Which project a coding agent started here is bound to (``mama mcp`` and its
+    hooks), and how it was identified; looked at without claiming an older scope."""
+    from app.mcp.project_scope import ProjectNameError, claims_folder, resolve_binding
+
+    try:
+        binding = resolve_binding(Path.cwd(), claims=claims_folder(obj.paths.home), adopt=False)
+    except (ProjectNameError, OSError) as exc:
+        report.add("coding_project", None, f"coding agent project here: none ({exc})")
+        return
+    report.add(
+        "coding_project",
+        {
+            "scope": binding.project_scope,
+            "adopted": binding.adopted,
+            "from": binding.source,
+        },
+        f"coding agent project here: {binding.explain()}",
+    )
+
+
 def _connectors(obj: CliContext, report: DoctorReport) -> None:
     """Each connector's health (last poll, items, last error), as `connectors list`."""
     from app.durable.connector_store import ConnectorStore
@@ -217,7 +242,6 @@ def _connectors(obj: CliContext, report: DoctorReport) -> None:
             if state
             else {"name": config.name, "kind": config.kind, "state": "idle", "items_stored": 0}
         )
-        lines.append(
-            "  " + (state.line() if state else f"{config.name} ({config.kind}): not polled yet")
-        )
+        line = state.line() if state else f"{config.name} ({config.kind}): not polled yet"
+        lines.append("  " + terminal_text(line))  # a newline in a stored error stays escaped
     report.add("connectors", rows, "\n".join(lines))

@@ -55,14 +55,14 @@ def mcp(db: Path | None, project: str | None, allow_global: bool) -> None:
     """Serve the development memory to a coding agent over MCP (stdio)."""
     from app.logs import setup_file_logging
     from app.mcp.dev_memory import dev_memory_path, open_engine
-    from app.mcp.project_scope import resolve_binding
+    from app.mcp.project_scope import claims_folder, resolve_binding
     from app.mcp.server import run_stdio
 
     paths = _paths()
     setup_file_logging(paths.home / "logs" / "mcp.log")
-    binding = resolve_binding(Path.cwd(), project, allow_global)
+    binding = resolve_binding(Path.cwd(), project, allow_global, claims=claims_folder(paths.home))
     db_path = dev_memory_path(paths, db)
-    log.info("mama mcp: store %s, bound to %s", db_path, binding.describe())
+    log.info("mama mcp: store %s, bound to %s", db_path, binding.explain())
     with contextlib.ExitStack() as stack:
 
         def opener() -> Engine:

@@ -57,17 +57,6 @@ DELETES = "deletes"
 source (ours stays: observations are immutable; only the owner purges)."""
 
 
-@dataclass(frozen=True)
-class Batch:
-    """What one ``poll`` read: its items (oldest first) and the cursor after them."""
-
-    items: tuple[Item, ...]
-    cursor: str
-    """Opaque to the runtime (JSON text by convention); stored with the items."""
-    more: bool = False
-    """True when the source has more right now: the runtime polls again at once."""
-
-
 class Problem(StrEnum):
     """Why a poll failed, as a machine code; the message says it to the owner."""
 
@@ -85,6 +74,41 @@ class Problem(StrEnum):
     """The connector's settings are incomplete or invalid."""
 
 
+@dataclass(frozen=True)
+class PartProblem:
+    """One picked part of a source (a Slack channel, a mail folder, a Trello board) that
+    could not be read in a poll whose other parts were read.
+
+    A part that is gone or closed to the token is the owner's to fix, but it must not
+    stop the others: the poll reads the rest and names this one in ``Batch.problems``.
+    """
+
+    part: str
+    """The part as the owner picked it: ``#ops``, ``Projects``, a board name."""
+    problem: Problem
+    message: str
+    """One line for the owner (never a token, never a traceback)."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one ``poll`` read: its items (oldest first) and the cursor after them."""
+
+    items: tuple[Item, ...]
+    cursor: str
+    """Opaque to the runtime (JSON text by convention); stored with the items."""
+    more: bool = False
+    """True when the source has more right now: the runtime polls again at once."""
+    problems: tuple[PartProblem, ...] = ()
+    """The picked parts this poll could not read (the others were read). A part not
+    named here is fine; the runtime shows each one as its own problem."""
+
+
+PART_PROBLEMS = frozenset({"not_found", "missing_scope"})
+"""Problems of one part that a poll skips (``Problem`` values): the part is gone or
+closed to the token. Anything else (the network, the token) concerns every part."""
+
+
 class ConnectorError(Exception):
     """A poll that failed: ``problem`` for machines, the message (one line) for the owner."""
 
@@ -92,6 +116,14 @@ class ConnectorError(Exception):
         super().__init__(message)
         self.problem = problem
         self.retry_after = retry_after
+
+    def part_problem(self, part: str) -> PartProblem | None:
+        """This error as the problem of one ``part`` only, if it is one (see
+        ``PART_PROBLEMS``); None when it concerns the whole source."""
+        if self.problem.value not in PART_PROBLEMS:
+            return None
+        message = str(self).splitlines()[0] if str(self) else self.problem.value
+        return PartProblem(part, self.problem, message)
 
     @property
     def owner_must_act(self) -> bool:
@@ -127,6 +159,35 @@ class Connector(Protocol):
     async def aclose(self) -> None:
         """Release network clients."""
         ...
+
+
+class BrokenParts:
+    """The parts one poll had to skip, collected as it goes (one per part)."""
+
+    def __init__(self) -> None:
+        self.problems: dict[str, PartProblem] = {}
+        self._first: ConnectorError | None = None
+
+    def skip(self, part: str, error: ConnectorError) -> bool:
+        """Note ``error`` as ``part``'s own problem; False when it concerns the whole
+        source (the caller re-raises it)."""
+        problem = error.part_problem(part)
+        if problem is None:
+            return False
+        self.problems.setdefault(part, problem)
+        self._first = self._first or error
+        return True
+
+    def __contains__(self, part: str) -> bool:
+        return part in self.problems
+
+    def settle(self, parts: int) -> tuple[PartProblem, ...]:
+        """The problems for ``Batch.problems``; when no part at all could be read, the
+        first error is raised instead: then the source as a whole needs the owner (and
+        waits for new settings), as it did before parts were told apart."""
+        if self._first is not None and len(self.problems) >= parts:
+            raise self._first
+        return tuple(self.problems.values())
 
 
 def listed(value: Any) -> Any:

@@ -49,7 +49,7 @@ from imapclient import IMAPClient
 from imapclient.exceptions import LoginError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.connectors.base import Batch, ConnectorError, Item, Problem, listed
+from app.connectors.base import Batch, BrokenParts, ConnectorError, Item, Problem, listed
 from app.connectors.mail_parse import (
     Body,
     Envelope,
@@ -281,8 +281,14 @@ class MailConnector:
         items: list[Item] = []
         more = False
         folders = self.options.folders
+        broken = BrokenParts()
         for index, folder in enumerate(folders):
-            info = self._examine(client, folder)
+            try:
+                info = self._examine(client, folder)
+            except ConnectorError as error:
+                if not broken.skip(folder, error):  # a folder gone: the others go on
+                    raise
+                continue
             uidvalidity = int(info[b"UIDVALIDITY"])
             known = state.get(folder)
             if known is not None and known.uidvalidity == uidvalidity:
@@ -302,7 +308,8 @@ class MailConnector:
             if len(items) >= limit:
                 more = more or index < len(folders) - 1  # later folders not looked at yet
                 break
-        return Batch(items=tuple(items), cursor=_dump_cursor(state), more=more)
+        problems = broken.settle(len(set(folders)))
+        return Batch(items=tuple(items), cursor=_dump_cursor(state), more=more, problems=problems)
 
     def _recent(self, client: IMAPClient, info: Mapping[bytes, Any]) -> tuple[list[int], int]:
         """UIDs of the last ``initial_days`` of mail, and the UID to count on from."""

@@ -70,7 +70,16 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetr
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from app.connectors.base import DELETES, REVISES, Batch, ConnectorError, Item, Problem, listed
+from app.connectors.base import (
+    DELETES,
+    REVISES,
+    Batch,
+    BrokenParts,
+    ConnectorError,
+    Item,
+    Problem,
+    listed,
+)
 from app.connectors.slack_cursor import SlackCursor, is_ts, max_ts, ts_key, ts_of_seconds, ts_time
 from app.connectors.slack_errors import SlackRefused, WaitOutShortRateLimits, translate
 from app.connectors.slack_text import mentioned_users, render
@@ -206,37 +215,59 @@ class SlackConnector:
         self._client: AsyncWebClient | None = None
         self._team: _Team | None = None
         self._channels: list[_Channel] | None = None
+        self._missing: list[str] = []
+        """Picked channels the last ``_resolve`` could not find."""
         self._channel_names: dict[str, str] = {}
         self._users: dict[str, str] = {}
 
     # --- the Connector protocol -------------------------------------------
 
     async def poll(self, cursor: str | None, limit: int) -> Batch:
-        """Read up to ``limit`` new messages and thread replies after ``cursor``."""
+        """Read up to ``limit`` new messages and thread replies after ``cursor``.
+
+        A channel that is gone or closed to the token (``channel_not_found``,
+        ``not_in_channel``…) is skipped and named in ``Batch.problems``; the others are
+        read as usual. Only when no channel can be read does the poll fail."""
         state = SlackCursor.parse(cursor)
         team = await self._team_info()
-        channels = await self._resolve()
+        broken = BrokenParts()
+        channels = await self._resolve(broken)
         window_start = ts_of_seconds(self._clock() - self.options.thread_lookback_days * 86400)
         run = _Run(budget=max(1, min(limit, self.options.poll_limit)), window_start=window_start)
         read_before = dict(state.channels)
         continuing = any(state.waiting(c.id) for c in channels)
+
+        async def each(channel: _Channel, step: Callable[[], Awaitable[None]]) -> None:
+            if channel.label in broken:
+                return
+            try:
+                await step()
+            except ConnectorError as error:
+                if not broken.skip(channel.label, error):
+                    raise
+
         for channel in channels:
-            await self._new_messages(team, channel, state, run, window_start)
+            await each(
+                channel,
+                lambda c=channel: self._new_messages(team, c, state, run, window_start),
+            )
             if run.stopped:
                 break
         if not run.stopped and not continuing:
             for channel in channels:
-                await self._scan_window(channel, state, read_before.get(channel.id), window_start)
+                last = read_before.get(channel.id)
+                await each(
+                    channel,
+                    lambda c=channel, last=last: self._scan_window(c, state, last, window_start),
+                )
         for channel in channels:
             if run.stopped:
                 break
-            for parent in state.waiting(channel.id):
-                await self._poll_thread(team, channel, parent, state, run)
-                if run.stopped:
-                    break
+            await each(channel, lambda c=channel: self._poll_threads(team, c, state, run))
+        problems = broken.settle(len(channels) + len(self._missing))
         state.prune(window_start, {c.id for c in channels})
         items = sorted(run.items, key=lambda i: (i.at, i.external_id))
-        return Batch(tuple(items), state.dump(), more=run.stopped)
+        return Batch(tuple(items), state.dump(), more=run.stopped, problems=problems)
 
     async def check(self) -> str:
         """Test the token, every picked channel (reading one message of each) and names."""
@@ -301,6 +332,14 @@ class SlackConnector:
         )
         for message in window:
             state.note_thread(channel.id, message)
+
+    async def _poll_threads(
+        self, team: _Team, channel: _Channel, state: SlackCursor, run: _Run
+    ) -> None:
+        for parent in state.waiting(channel.id):
+            await self._poll_thread(team, channel, parent, state, run)
+            if run.stopped:
+                return
 
     async def _poll_thread(
         self, team: _Team, channel: _Channel, parent: str, state: SlackCursor, run: _Run
@@ -522,37 +561,53 @@ class SlackConnector:
             )
         return self._team
 
-    async def _resolve(self) -> list[_Channel]:
-        """The picked channels as (id, name), via one paged ``conversations.list``."""
-        if self._channels is not None:
+    async def _resolve(self, broken: BrokenParts | None = None) -> list[_Channel]:
+        """The picked channels as (id, name), via one paged ``conversations.list``.
+
+        With ``broken``, a picked channel that cannot be found is noted there and the
+        others are returned (and the list is read again next time, in case it is back);
+        without, it fails the call (``check``)."""
+        if self._channels is not None and not self._missing:
             return self._channels
+        missing: list[str] = []
         names = await self._all_channels()
         by_name = {name: channel_id for channel_id, name in names.items()}
         picks: list[_Channel] = []
         for wanted in self.options.channels:
-            if _CHANNEL_ID.match(wanted):
-                if wanted not in names:
-                    data = await self._guard(
-                        self._api().conversations_info(channel=wanted),
-                        "conversations.info",
-                        wanted,
-                    )
-                    names[wanted] = str((data.get("channel") or {}).get("name") or wanted)
-                pick = _Channel(wanted, names[wanted])
-            else:
-                name = wanted.lstrip("#").lower()
-                if name not in by_name:
-                    raise ConnectorError(
-                        Problem.NOT_FOUND,
-                        f"Slack channel #{name} not found: it may be renamed, archived, or "
-                        "private without the app in it",
-                    )
-                pick = _Channel(by_name[name], name)
+            try:
+                pick = await self._pick(wanted, names, by_name)
+            except ConnectorError as error:
+                part = wanted if _CHANNEL_ID.match(wanted) else "#" + wanted.lstrip("#").lower()
+                if broken is None or not broken.skip(part, error):
+                    raise
+                missing.append(wanted)
+                continue
             if pick not in picks:
                 picks.append(pick)
         self._channel_names = names
         self._channels = picks
+        self._missing = missing
         return picks
+
+    async def _pick(self, wanted: str, names: dict[str, str], by_name: dict[str, str]) -> _Channel:
+        """One picked channel (an id or a name) as it is in the workspace now."""
+        if _CHANNEL_ID.match(wanted):
+            if wanted not in names:
+                data = await self._guard(
+                    self._api().conversations_info(channel=wanted),
+                    "conversations.info",
+                    wanted,
+                )
+                names[wanted] = str((data.get("channel") or {}).get("name") or wanted)
+            return _Channel(wanted, names[wanted])
+        name = wanted.lstrip("#").lower()
+        if name not in by_name:
+            raise ConnectorError(
+                Problem.NOT_FOUND,
+                f"Slack channel #{name} not found: it may be renamed, archived, or "
+                "private without the app in it",
+            )
+        return _Channel(by_name[name], name)
 
     async def _all_channels(self) -> dict[str, str]:
         names: dict[str, str] = {}

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from app.connectors.base import Batch, ConnectorError, Item, Problem
+from app.connectors.base import Batch, BrokenParts, ConnectorError, Item, Problem
 from mama_core.scope_names import is_scope_name
 
 OPTIONS_HELP: dict[str, str] = {
@@ -119,6 +119,8 @@ class Trello:
         self._auth = {"key": api_key, "token": token}
         self._client = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/", timeout=30.0)
         self._resolved: list[tuple[str, str]] | None = None
+        self._missing: list[str] = []
+        """Picked boards the last resolution could not find (looked for again each poll)."""
         self._member: str | None = None
         self._backlog: dict[str, tuple[str, list[dict[str, Any]]]] = {}
 
@@ -128,9 +130,19 @@ class Trello:
         state: dict[str, str] = json.loads(cursor) if cursor else {}
         source = await self._source()
         pending: list[tuple[str, dict[str, Any], str, str]] = []
-        for board_id, board_name in await self._boards():
-            for action in await self._window(board_id, state.get(board_id)):
+        broken = BrokenParts()
+        boards = await self._boards(broken)
+        for board_id, board_name in boards:
+            try:  # a board deleted or closed to the token: the others are still read
+                window = await self._window(board_id, state.get(board_id))
+            except ConnectorError as error:
+                named = ConnectorError(error.problem, f"Trello board {board_name!r}: {error}")
+                if not broken.skip(board_name, named):
+                    raise
+                continue
+            for action in window:
                 pending.append((board_id, action, board_name, source))
+        problems = broken.settle(len(boards) + len(self._missing))
         pending.sort(key=_order)
         taken = pending[: max(1, limit)]
         for board_id, action, _name, _source in taken:
@@ -144,7 +156,12 @@ class Trello:
         items = tuple(
             _item(action, name, source, board_id) for board_id, action, name, source in taken
         )
-        return Batch(items, json.dumps(state, sort_keys=True), more=len(pending) > len(taken))
+        return Batch(
+            items,
+            json.dumps(state, sort_keys=True),
+            more=len(pending) > len(taken),
+            problems=problems,
+        )
 
     async def check(self) -> str:
         boards = await self._boards()
@@ -210,11 +227,14 @@ class Trello:
             self._member = str(me.get("username") or me["id"])
         return f"trello:{self._member}"
 
-    async def _boards(self) -> list[tuple[str, str]]:
-        """The picked boards as (id, name), resolved once by id, short link or name."""
-        if self._resolved is None:
+    async def _boards(self, broken: BrokenParts | None = None) -> list[tuple[str, str]]:
+        """The picked boards as (id, name), resolved by id, short link or name (once, while
+        all are found). With ``broken``, a picked board not open to the token is noted
+        there and the others returned; without, it fails the call (``check``)."""
+        if self._resolved is None or self._missing:
             mine = await self._get("members/me/boards", {"fields": "id,name,shortLink,closed"})
             resolved: list[tuple[str, str]] = []
+            missing: list[str] = []
             for wanted in self.boards:
                 match = next(
                     (
@@ -226,11 +246,16 @@ class Trello:
                     None,
                 )
                 if match is None:
-                    raise ConnectorError(
-                        Problem.NOT_FOUND, f"No Trello board {wanted!r} is open to this token."
-                    )
+                    missing.append(wanted)
+                    continue
                 resolved.append((str(match["id"]), str(match.get("name") or match["id"])))
-            self._resolved = resolved
+            self._resolved, self._missing = resolved, missing
+        for wanted in self._missing:
+            error = ConnectorError(
+                Problem.NOT_FOUND, f"No Trello board {wanted!r} is open to this token."
+            )
+            if broken is None or not broken.skip(wanted, error):
+                raise error
         return self._resolved
 
     async def _window(self, board_id: str, since: str | None) -> list[dict[str, Any]]:

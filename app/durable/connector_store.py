@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.connectors.base import DELETES, REVISES, Batch, Item
+from app.connectors.base import DELETES, REVISES, Batch, Item, PartProblem, Problem
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import SCOPES_KEY
 from app.durable.mailbox import PRIORITY, InputKind
@@ -64,6 +64,21 @@ class Health:
     last_error: str | None
     next_poll_at: datetime | None
     blocked_settings: str | None
+    parts: tuple[PartProblem, ...] = ()
+    """Picked parts the last poll could not read while it read the others."""
+
+    @property
+    def needs_owner(self) -> bool:
+        """Whether the owner must act: the whole source, or one of its parts."""
+        return self.state == "blocked" or bool(self.parts)
+
+    def problem_text(self) -> str:
+        """The source's problem and each broken part's, for one line ("" when none)."""
+        found = []
+        if self.last_error_code and self.state in ("failing", "blocked"):
+            found.append(f"{self.last_error_code}: {self.last_error}")
+        found.extend(f"{p.part} {p.problem.value}: {p.message}" for p in self.parts)
+        return "; ".join(found)
 
     def to_wire(self) -> dict[str, Any]:
         def when(value: datetime | None) -> str | None:
@@ -81,6 +96,9 @@ class Health:
             "last_error_code": self.last_error_code,
             "last_error": self.last_error,
             "next_poll_at": when(self.next_poll_at),
+            "parts": [
+                {"part": p.part, "code": p.problem.value, "message": p.message} for p in self.parts
+            ],
         }
 
     def line(self) -> str:
@@ -90,7 +108,11 @@ class Health:
             parts.append(f"last poll {self.last_poll_at.strftime('%Y-%m-%d %H:%M:%S')}")
         if self.last_error_code and self.state in ("failing", "blocked"):
             parts.append(f"{self.last_error_code}: {self.last_error}")
-        return ", ".join(parts)
+        line = ", ".join(parts)
+        if self.parts:
+            broken = "; ".join(f"{p.part} {p.problem.value}: {p.message}" for p in self.parts)
+            line += f"; cannot read {broken}"
+        return line
 
 
 _HEALTH_COLUMNS = (
@@ -138,6 +160,7 @@ class ConnectorStore:
                 "last_error = NULL, blocked_settings = NULL, updated_at = ? WHERE name = ?",
                 (now, now, len(new_ids), now, name),
             )
+            _replace_parts(conn, name, batch, now)
         return Stored(tuple(new_ids), len(batch.items), input_id)
 
     def forget_cursor(self, name: str) -> None:
@@ -145,6 +168,7 @@ class ConnectorStore:
         with self.db.write() as conn:
             conn.execute("DELETE FROM connector_cursors WHERE name = ?", (name,))
             conn.execute("DELETE FROM connector_health WHERE name = ?", (name,))
+            conn.execute("DELETE FROM connector_parts WHERE name = ?", (name,))
 
     # --- health ---------------------------------------------------------
 
@@ -221,14 +245,16 @@ class ConnectorStore:
             row = conn.execute(
                 f"SELECT {_HEALTH_COLUMNS} FROM connector_health WHERE name = ?", (name,)
             ).fetchone()
-        return None if row is None else _health(row)
+            parts = _parts(conn)
+        return None if row is None else _health(row, parts)
 
     def all_health(self) -> list[Health]:
         with self.db.read() as conn:
             rows = conn.execute(
                 f"SELECT {_HEALTH_COLUMNS} FROM connector_health ORDER BY name"
             ).fetchall()
-        return [_health(r) for r in rows]
+            parts = _parts(conn)
+        return [_health(r, parts) for r in rows]
 
 
 def _store_item(conn: Connection, item: Item) -> int | None:
@@ -287,7 +313,41 @@ def _ensure_health(conn: Connection, name: str, kind: str, now: str) -> None:
     )
 
 
-def _health(row: tuple[Any, ...]) -> Health:
+def _replace_parts(conn: Connection, name: str, batch: Batch, now: str) -> None:
+    """The batch's broken parts replace the last ones (a part that is back is dropped;
+    one still broken keeps the time it broke)."""
+    since = dict(
+        conn.execute("SELECT part, since FROM connector_parts WHERE name = ?", (name,)).fetchall()
+    )
+    conn.execute("DELETE FROM connector_parts WHERE name = ?", (name,))
+    for problem in batch.problems:
+        conn.execute(
+            "INSERT INTO connector_parts (name, part, code, message, since) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name, part) DO NOTHING",
+            (
+                name,
+                problem.part,
+                problem.problem.value,
+                problem.message[:500],
+                since.get(problem.part, now),
+            ),
+        )
+
+
+def _parts(conn: Connection) -> dict[str, tuple[PartProblem, ...]]:
+    found: dict[str, list[PartProblem]] = {}
+    for name, part, code, message in conn.execute(
+        "SELECT name, part, code, message FROM connector_parts ORDER BY name, part"
+    ).fetchall():
+        try:
+            problem = Problem(str(code))
+        except ValueError:
+            problem = Problem.UNAVAILABLE
+        found.setdefault(str(name), []).append(PartProblem(str(part), problem, str(message)))
+    return {name: tuple(parts) for name, parts in found.items()}
+
+
+def _health(row: tuple[Any, ...], parts: dict[str, tuple[PartProblem, ...]]) -> Health:
     def when(value: Any) -> datetime | None:
         return None if value is None else unstamp(str(value))
 
@@ -304,6 +364,7 @@ def _health(row: tuple[Any, ...]) -> Health:
         last_error=None if row[9] is None else str(row[9]),
         next_poll_at=when(row[10]),
         blocked_settings=None if row[11] is None else str(row[11]),
+        parts=parts.get(str(row[0]), ()),
     )
 
 

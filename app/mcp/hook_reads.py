@@ -70,17 +70,15 @@ def _refuse_recall() -> Recall:
 def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> dict[str, Any] | None:
     """The project's newest checkpoint, read through the catalog's ``checkpoint.list``."""
     session = HOOK_ACTOR.session_facts()
-    call = prepare_call(
-        CATALOG,
-        "checkpoint.list",
-        {"scope": binding.project_scope, "limit": 1},
-        session,
-        binding.grant(),
-    )
     env = Env(EngineConfig(), model_id="", embed=_refuse_embedding, recall=_refuse_recall)
-    listed = checkpoint_list(conn, call, env)
-    checkpoints = listed.get("checkpoints") or []
-    return checkpoints[0] if checkpoints else None
+    for scope in binding.checkpoint_scopes:
+        call = prepare_call(
+            CATALOG, "checkpoint.list", {"scope": scope, "limit": 1}, session, binding.grant()
+        )
+        checkpoints = checkpoint_list(conn, call, env).get("checkpoints") or []
+        if checkpoints:
+            return checkpoints[0]
+    return None
 
 
 def guidance_text(conn: Connection, binding: ProjectBinding, budget_tokens: int) -> str:

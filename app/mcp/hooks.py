@@ -39,7 +39,12 @@ from app.mcp.hook_reads import (
     related_decisions,
 )
 from app.mcp.hook_state import SeenFiles, forget_old_sessions
-from app.mcp.project_scope import ProjectBinding, project_folder, resolve_binding
+from app.mcp.project_scope import (
+    ProjectBinding,
+    claims_folder,
+    project_folder,
+    resolve_binding,
+)
 from app.paths import Paths
 from app.settings import Settings
 from mama_core.errors import MamaError
@@ -68,7 +73,13 @@ class HookSettings:
         return dev_memory_path(self.paths, self.db)
 
     def binding(self, event: Mapping[str, Any], folder: Path | None = None) -> ProjectBinding:
-        return resolve_binding(_cwd(event), self.project, self.allow_global, folder)
+        return resolve_binding(
+            _cwd(event),
+            self.project,
+            self.allow_global,
+            folder,
+            claims=claims_folder(self.paths.home),
+        )
 
 
 Handler = Callable[[Mapping[str, Any], HookSettings, float], str]

@@ -153,7 +153,7 @@ def server_version() -> str:
 def instructions(binding: ProjectBinding) -> str:
     """The server's instructions to the model: short, and true of this binding."""
     return (
-        f"MAMA development memory, bound to {binding.describe()}. Search it before deciding; "
+        f"MAMA development memory, bound to {binding.explain()}. Search it before deciding; "
         "save decisions, facts and lessons worth keeping; save a checkpoint before stopping. "
         "Guidance you save (preference, constraint, lesson, workflow) waits for the owner's review."
     )
@@ -239,11 +239,14 @@ async def _run(
         raise InvalidInputError(
             "checkpoint_load takes no arguments.", details={"fields": sorted(payload)}
         )
-    listed = await engine.dispatch_async(
-        spec.action, {"scope": binding.project_scope, "limit": 1}, session, grant
-    )
-    checkpoints = listed.get("checkpoints") or []
-    return ToolCall(name, {"checkpoint": checkpoints[0] if checkpoints else None}, False)
+    for scope in binding.checkpoint_scopes:
+        listed = await engine.dispatch_async(
+            spec.action, {"scope": scope, "limit": 1}, session, grant
+        )
+        checkpoints = listed.get("checkpoints") or []
+        if checkpoints:
+            return ToolCall(name, {"checkpoint": checkpoints[0]}, False)
+    return ToolCall(name, {"checkpoint": None}, False)
 
 
 def build_server(engine: Engine | EngineSlot, binding: ProjectBinding) -> Server[McpContext]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from app.connectors.base import Connector, ConnectorError, Problem
+from app.connectors.base import Connector, ConnectorError, PartProblem, Problem
 from app.connectors.kinds import KindUnavailableError, SecretLookup, build_connector
 from app.connectors.secrets import secrets_of
 from app.durable.clock import Clock, SystemClock
@@ -95,6 +95,7 @@ class ConnectorScheduler:
         """Called with a connector's name when its health changed as the owner sees it:
         new items stored, a failure, or the first good poll after failures."""
         self._troubled: set[str] = set()
+        self._broken_parts: dict[str, dict[str, PartProblem]] = {}
         self.secret_for = secret_for
         self.clock: Clock = clock or SystemClock()
         self.settings = settings or PollSettings()
@@ -192,18 +193,22 @@ class ConnectorScheduler:
     async def _poll(self, config: ConnectorConfig, connector: Connector, fingerprint: str) -> float:
         """One poll and its bookkeeping; the seconds to wait before the next one."""
         try:
-            stored, more = await self.poll_once(config, connector)
+            stored, more, problems = await self.poll_once(config, connector)
         except ConnectorError as exc:
             return await self._failed(config, exc, fingerprint)
         if stored.input_id is not None:
             self.on_stored(stored)
-        if stored.input_id is not None or config.name in self._troubled:
+        broken = self._parts_changed(config.name, problems)
+        if stored.input_id is not None or config.name in self._troubled or broken:
             self._troubled.discard(config.name)
             self._health_changed(config.name)
         return 0.0 if more else config.interval_s
 
-    async def poll_once(self, config: ConnectorConfig, connector: Connector) -> tuple[Stored, bool]:
-        """Poll ``connector`` from its stored cursor and store the batch (one transaction).
+    async def poll_once(
+        self, config: ConnectorConfig, connector: Connector
+    ) -> tuple[Stored, bool, tuple[PartProblem, ...]]:
+        """Poll ``connector`` from its stored cursor and store the batch (one transaction):
+        what was stored, whether the source has more, and the parts it could not read.
 
         Raises ConnectorError (an unexpected exception becomes ``unavailable``)."""
         lock = self._polls.setdefault(config.name, asyncio.Lock())
@@ -219,7 +224,25 @@ class ConnectorScheduler:
                     Problem.UNAVAILABLE, f"unexpected error in the connector: {type(exc).__name__}"
                 ) from exc
             stored = await self.run_db(self.store.store_batch, config.name, config.kind, batch)
-            return stored, batch.more
+            return stored, batch.more, batch.problems
+
+    def _parts_changed(self, name: str, problems: tuple[PartProblem, ...]) -> bool:
+        """Log a part that broke or mended; True when the set of broken parts changed."""
+        now = {p.part: p for p in problems}
+        before = self._broken_parts.get(name, {})
+        for part, problem in now.items():
+            if part not in before:
+                log.warning(
+                    "connector %s cannot read %s (%s): %s; its other parts go on",
+                    name,
+                    part,
+                    problem.problem.value,
+                    problem.message,
+                )
+        for part in before.keys() - now.keys():
+            log.info("connector %s reads %s again", name, part)
+        self._broken_parts[name] = now
+        return before.keys() != now.keys()
 
     async def _failed(
         self, config: ConnectorConfig, exc: ConnectorError, fingerprint: str

@@ -29,6 +29,7 @@ from app.backends.base import (
     AgentBackend,
     BackendError,
     BackendUnavailableError,
+    ToolsUnreachableError,
     TurnReply,
     TurnRequest,
 )
@@ -143,6 +144,9 @@ class OwnerRuntime:
         self.pause_listeners: list[Callable[[bool], None]] = []
         """Called with True/False when the runtime pauses or resumes (the tray's line)."""
         self.backend_problem: str | None = None
+        self.tools_problem: str | None = None
+        """Set while the last turn failed because the agent could not reach its tools
+        (it mends itself: the tray's line says it, not its trouble state)."""
         """Why the agent backend could not run at its last try (None once it runs)."""
 
     # --- life cycle -----------------------------------------------------
@@ -311,12 +315,20 @@ class OwnerRuntime:
         try:
             async with self._typing(claimed):
                 reply = await self._turn(claimed)
+        except ToolsUnreachableError as exc:
+            # Not the agent's failure: its tools were not up. Said in the tray's line
+            # until a turn has its tools again; the mailbox tries the turn again.
+            self.tools_problem = exc.message
+            await self._failed(claimed, exc.message)
         except BackendError as exc:
             await self._failed(claimed, exc.message)
         except MamaError as exc:
             await self._failed(claimed, f"{exc.code}: {exc.message}")
         finally:
             self._tell_working(False)
+        if reply is not None and self.tools_problem is not None:
+            self.tools_problem = None
+            log.info("the agent's tools are reachable again")
         if reply is not None:
             try:
                 await self.run_db(self.mailbox.complete, claimed, reply.text, reply.cards)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
+from app.connectors.base import PartProblem, Problem
 from app.durable.connector_store import Health
 from app.host import HostStatus
 from ui.agent_control import status_line
+from ui.connectors_page import _problem  # pyright: ignore[reportPrivateUsage]
 
 
 def health(
@@ -76,3 +79,27 @@ def test_a_source_the_owner_must_fix_is_trouble_one_that_retries_is_not() -> Non
         connectors=blocked.connectors,
     )
     assert agent_first.problem == "Claude Code is not installed."
+
+
+def test_a_broken_channel_is_its_own_problem_beside_the_parts_that_flow() -> None:
+    gone = PartProblem("#alpha", Problem.NOT_FOUND, "Slack channel #alpha not found")
+    whole = health("work", "ok", 12)
+    partly = dataclasses.replace(whole, kind="slack", parts=(gone,))
+    base = {"backend": "command", "telegram": "off (no bot token)", "owner": None, "paused": False}
+    fine = HostStatus(**base, connectors=(health("roadmap", "ok", 3), whole))
+    assert fine.problem is None and _problem(whole) == ""  # control: nothing broken
+    status = HostStatus(**base, connectors=(health("roadmap", "ok", 3), partly))
+    assert status.problem == ("The source work cannot read #alpha: Slack channel #alpha not found")
+    assert status_line(status).endswith(
+        " · Sources: work cannot read #alpha (needs you), roadmap 3 items"
+    )
+    assert _problem(partly) == "#alpha not_found: Slack channel #alpha not found"
+
+
+def test_a_turn_waiting_for_the_agents_tools_is_said_in_the_line_not_as_trouble() -> None:
+    base = {"backend": "claude-code", "telegram": "off (no bot token)", "owner": None}
+    fine = HostStatus(**base, paused=False)
+    assert "waiting for its tools" not in status_line(fine)  # control
+    waiting = HostStatus(**base, paused=False, tools_problem="Claude Code could not reach …")
+    assert "(waiting for its tools; the turn will be tried again)" in status_line(waiting)
+    assert waiting.problem is None  # it mends itself: not the tray's trouble state

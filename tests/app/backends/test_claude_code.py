@@ -287,7 +287,8 @@ for line in sys.stdin:
     msg = json.loads(line)
     print("this is not json", flush=True)
     print('{"type": "assistant", "message": {"content": [', flush=True)
-    print(json.dumps({"type": "system", "subtype": "init", "session_id": "s", "mcp_servers": []}))
+    print(json.dumps({"type": "system", "subtype": "init", "session_id": "s",
+                      "mcp_servers": [{"name": "mama", "status": "connected"}]}))
     print(json.dumps({"type": "assistant",
                       "message": {"content": [{"type": "text", "text": f"answer {n}"}]}}))
     print(json.dumps({"type": "result", "subtype": "success", "is_error": False,

@@ -374,11 +374,18 @@ def test_a_wrong_password_is_an_auth_problem(server: Dovecot) -> None:
 
 
 def test_a_missing_folder_is_not_found(server: Dovecot) -> None:
-    error = problem_of(connector(server, folders=["INBOX", "Gone"]))
+    error = problem_of(connector(server, folders=["Gone"]))
     assert error.problem is Problem.NOT_FOUND
     assert str(error) == "folder 'Gone' does not exist on 127.0.0.1"
+    # Beside a folder that exists, it is that folder's own problem: the other is read.
+    append(server, plain("Still here"))
+    partly = connector(server, folders=["INBOX", "Gone"])
+    batch = poll(partly)
+    close(partly)
+    assert [i.metadata["subject"] for i in batch.items] == ["Still here"]
+    assert [(p.part, p.problem) for p in batch.problems] == [("Gone", Problem.NOT_FOUND)]
     ok = connector(server, folders=["INBOX"])  # positive control
-    assert poll(ok).items == ()
+    assert poll(ok).problems == ()
     close(ok)
 
 

@@ -436,9 +436,11 @@ def test_missing_scope_names_the_scope_needed() -> None:
 def test_a_channel_that_does_not_exist_is_named() -> None:
     async def scenario(fake: FakeSlack) -> None:
         workspace(fake)
-        by_id = await failure(connect(fake, ["#general", "C0GONE0001"]))
+        by_id = await failure(connect(fake, ["C0GONE0001"]))
         assert by_id.problem is Problem.NOT_FOUND and "C0GONE0001" in one_line(by_id)
         assert fake.calls[-1].error == "channel_not_found"
+        by_id_check = await failure(connect(fake, ["#general", "C0GONE0001"]), call="check")
+        assert by_id_check.problem is Problem.NOT_FOUND and "C0GONE0001" in one_line(by_id_check)
         by_name = await failure(connect(fake, ["#nope"]), call="check")
         assert by_name.problem is Problem.NOT_FOUND and "#nope" in one_line(by_name)
         fake.add_channel("later", channel_id="C0LATER001")

@@ -211,7 +211,7 @@ async def poll_all(db: RuntimeDb, sources: Sources, per_poll: int) -> list[Store
             if not pending:
                 return stored
             for pair in list(pending):
-                batch, more = await scheduler.poll_once(*pair)
+                batch, more, _problems = await scheduler.poll_once(*pair)
                 stored.append(batch)
                 if not more:
                     pending.remove(pair)

@@ -154,7 +154,12 @@ def test_pre_tool_use_gives_decisions_about_the_file_once(
 ) -> None:
     first = mama_hook("pre-tool-use", read_event(project, "parser.py"), mama_env)
     text = context_of(first, "PreToolUse")
-    assert text.startswith("MAMA: active decisions about parser.py (project:orchard):")
+    # A repository without a remote is its full path; its folder-name scope from
+    # before is adopted, so the decisions saved there are still found.
+    scope = f"project:{project.resolve()}"
+    assert text.startswith(
+        f"MAMA: active decisions about parser.py ({scope} and project:orchard (its records"
+    )
     assert f"[#{seeded['decision']}]" in text
     assert f"[#{seeded['beta']}]" not in text  # another project's
     assert f"[#{seeded['retired']}]" not in text  # no longer believed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -10,10 +12,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.mcp.identity import ClientIdentity
-from app.mcp.project_scope import ProjectBinding
+from app.mcp.project_scope import ProjectBinding, resolve_binding
 from app.mcp.server import call_tool
 from mama_core.memory import Engine
-from tests.app.mcp.conftest import error_code, mcp_client, owner_dispatch, structured
+from tests.app.mcp.conftest import (
+    error_code,
+    git_project,
+    mcp_client,
+    owner_dispatch,
+    structured,
+)
 
 WORD = "tokenizer"
 
@@ -109,3 +117,23 @@ def test_any_foreign_scope_is_refused(
         assert not result.is_error  # positive control: one's own scope is fine
     else:
         assert error_code(result) == "scope_denied"
+
+
+@pytest.mark.anyio
+async def test_two_repositories_named_app_do_not_read_each_others_decisions(
+    engine: Engine, tmp_path: Path
+) -> None:
+    shop = git_project(tmp_path / "work", "app")
+    blog = git_project(tmp_path / "home", "app")
+    for folder, url in ((shop, "git@github.com:acme/shop.git"), (blog, "https://x.org/me/blog")):
+        subprocess.run(["git", "remote", "add", "origin", url], cwd=folder, check=True)
+    in_shop, in_blog = resolve_binding(shop / "."), resolve_binding(blog)
+    assert in_shop.project_scope != in_blog.project_scope
+    async with mcp_client(engine, in_shop) as a, mcp_client(engine, in_blog) as b:
+        saved = structured(await a.call_tool("save", _decision("shop")))
+        from_shop = structured(await a.call_tool("search", {"query": WORD}))
+        from_blog = structured(await b.call_tool("search", {"query": WORD}))
+        blog_reads = await b.call_tool("get", {"id": saved["judgment_id"]})
+    assert [r["id"] for r in from_shop["results"]] == [saved["judgment_id"]]  # control
+    assert from_blog["results"] == []
+    assert error_code(blog_reads) == "not_found"

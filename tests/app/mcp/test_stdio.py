@@ -55,7 +55,7 @@ async def test_a_session_over_stdio(
             )
     assert "checkpoint_load" in tools
     assert [r["id"] for r in found["results"]] == [saved["judgment_id"]]
-    assert found["results"][0]["scopes"] == ["project:orchard"]
+    assert found["results"][0]["scopes"] == [f"project:{project.resolve()}"]
     assert error_code(refused) == "scope_denied"
 
     # The server closed its store on hang-up; the owner finds the row and who wrote it.
