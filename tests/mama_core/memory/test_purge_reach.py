@@ -251,11 +251,14 @@ def test_purge_deletes_the_backups_that_hold_the_text(
     save(engine, f"The {CONTROL_WORD} stays")
     target = save(engine, "The quagmirette zephyrbloom narwhalian plan")["judgment_id"]
     backup = store._copy_aside(store.schema_version)  # what Store.open does before a migration
-    assert found_words(decrypted_file(backup, raw_key), SECRET) == set(SECRET)
+    # ... and what the app's series does before its own (``open_runtime_db``).
+    app_backup = store.copy_aside("app-v0", store.conn)
+    for copy in (backup, app_backup):
+        assert found_words(decrypted_file(copy, raw_key), SECRET) == set(SECRET)
 
     receipt = owner(engine, "memory.purge", {"id": target, "reason": "x"})
-    assert receipt["backups_removed"] == [backup.name]
-    assert not backup.exists()
+    assert sorted(receipt["backups_removed"]) == sorted([backup.name, app_backup.name])
+    assert not backup.exists() and not app_backup.exists()
 
     # A backup made after the purge is clean, and decrypts (the control is in it).
     later = store._copy_aside(store.schema_version)
