@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from app.chain_anchor import FileAnchorKeeper
+from app.copies import follow_purges
 from app.host import RuntimeHost
 from app.keys import resolve_key
 from app.logs import setup_file_logging
@@ -53,6 +54,7 @@ async def serve(
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             FileAnchorKeeper.for_store(paths.db),
         )
+        follow_purges(engine, paths.home)
         try:
             host = RuntimeHost(paths, settings, engine, store)
             await host.start()

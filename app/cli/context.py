@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from app.chain_anchor import FileAnchorKeeper
+from app.copies import follow_purges
 from app.keys import ResolvedKey, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -93,6 +94,7 @@ class CliContext:
                 store, self.embedder(), config, FileAnchorKeeper.for_store(self.db_path)
             )
             self._engine = engine
+            follow_purges(engine, self.paths.home)
             # Registered after the store's close, so it runs first (LIFO).
             click.get_current_context().call_on_close(engine.close)
         return self._engine

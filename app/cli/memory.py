@@ -19,6 +19,7 @@ from app.cli.context import CliContext
 from app.cli.display import json_line_text, json_text, terminal_text
 from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
+from app.copies import record_export
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 from mama_core.memory import Receipt
@@ -332,6 +333,7 @@ def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
                     count += 1
         except OSError as exc:
             raise export_error(out, exc) from exc
+        record_export(obj.paths.home, out)  # a full copy: a purge must reach it
         if as_json:
             click.echo(json_text({"exported": count, "out": str(out)}))
         else:
