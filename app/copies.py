@@ -9,9 +9,10 @@ hold a text is listed here, with what a purge does to it:
 - ``export``: the files ``mama export --out`` wrote (recorded in ``exports.json``
   in the data folder: path, size and modification time). Deleted, if the file is
   still the one MAMA wrote (same size and time); one changed since is left and named.
-- ``log``: ``logs/mama.log`` and its rotations. Secrets never reach it
-  (``app.log_redaction``), but a failure's message may quote a text, so a purge
-  empties the log and deletes its rotations.
+- ``log``: ``logs/mama.log`` (and ``mcp.log``, ``hooks.log``) and their
+  rotations. Secrets never reach them (``app.log_redaction``), but a failure's
+  message, or a library at DEBUG (imapclient logs a fetched mail), may quote a
+  text, so a purge empties the logs and deletes their rotations.
 - ``claude_transcript`` / ``codex_rollout``: what the agent CLIs keep of MAMA's
   conversations (``app.backends.transcripts``). Deleted (Codex's history databases
   compacted); the running runtime also ends the conversation and deletes the
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 
 EXPORTS_FILE = "exports.json"
 LOG_DIR = "logs"
-LOG_NAME = "mama.log"
+LOG_SUFFIX = ".log"
 AGENT_DIR = "agent"
 
 
@@ -182,8 +183,11 @@ def _state(conn: Connection | None, key: str) -> list[str]:
 
 
 def log_files(home: Path) -> list[Path]:
+    """MAMA's logs (``mama.log``, ``mcp.log``, ``hooks.log``) and their rotations (``.1``…)."""
     folder = home / LOG_DIR
-    return sorted(folder.glob(f"{LOG_NAME}*")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(f"*{LOG_SUFFIX}*") if p.is_file())
 
 
 def owner_copies(where: Where, conn: Connection | None) -> list[OwnerCopy]:
@@ -254,10 +258,10 @@ def _unlink(path: Path, done: dict[str, Any]) -> None:
 
 
 def _empty_logs(home: Path, done: dict[str, Any]) -> None:
-    """The current log is emptied in place (its handlers keep appending to it); its
-    rotations are deleted."""
+    """Each current log is emptied in place (its handlers keep appending to it, at its
+    new end); the rotations are deleted."""
     for path in log_files(home):
-        if path.name == LOG_NAME:
+        if path.name.endswith(LOG_SUFFIX):
             try:
                 with open(path, "r+b") as fh:
                     fh.truncate(0)
