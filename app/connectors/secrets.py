@@ -54,6 +54,7 @@ def secrets_of(name: str) -> Callable[[str], str | None]:
 
 def set_connector_secret(name: str, key: str, value: str) -> None:
     """Keep ``value`` in the keyring; NoKeyringError names the variable to use instead."""
+    register_secret(value)
     try:
         keyring.set_password(KEYRING_SERVICE, account(name, key), value)
     except Exception as exc:
