@@ -183,6 +183,7 @@ class OwnerRuntime:
         self._unwatch = self.engine.watch_store(on_store_change)
         await self._follow_stored_pause()
         await self.run_db(self.feed.scan)
+        self._purged.set()  # a purge made while no runtime ran: end that conversation now
         self._tasks = [
             asyncio.create_task(self._worker(), name="mama-worker"),
             asyncio.create_task(self._sender_loop(), name="mama-sender"),
