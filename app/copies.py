@@ -134,16 +134,19 @@ class Where:
 # --- exports ---------------------------------------------------------------
 
 
-def record_export(home: Path, out: Path) -> None:
-    """Remember a file ``mama export --out`` wrote, so a purge can reach it."""
+def record_export(home: Path, out: Path) -> bool:
+    """Remember a file ``mama export --out`` wrote, so a purge can reach it; False if
+    it could not be noted (the data folder is not writable)."""
     try:
         stat = out.stat()
-    except OSError:
-        return
-    path = str(out.resolve())
-    entries = [e for e in _load_exports(home) if e.get("path") != path]
-    entries.append({"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
-    _save_exports(home, entries)
+        path = str(out.resolve())
+        entries = [e for e in _load_exports(home) if e.get("path") != path]
+        entries.append({"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+        _save_exports(home, entries)
+    except OSError as exc:
+        log.warning("could not note the export for a later purge: %s", exc.strerror)
+        return False
+    return True
 
 
 def _load_exports(home: Path) -> list[dict[str, Any]]:

@@ -333,7 +333,12 @@ def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
                     count += 1
         except OSError as exc:
             raise export_error(out, exc) from exc
-        record_export(obj.paths.home, out)  # a full copy: a purge must reach it
+        if not record_export(obj.paths.home, out):  # a full copy: a purge must reach it
+            click.echo(
+                f"note: MAMA could not note {terminal_text(out)} in its data folder; "
+                "a later purge will not delete it.",
+                err=True,
+            )
         if as_json:
             click.echo(json_text({"exported": count, "out": str(out)}))
         else:
