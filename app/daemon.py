@@ -18,8 +18,10 @@ import sys
 from collections.abc import Callable
 
 from app.chain_anchor import StoreAnchors
+from app.copies import follow_purges
 from app.host import RuntimeHost
 from app.keys import resolve_key
+from app.log_redaction import RedactingFormatter
 from app.logs import setup_file_logging
 from app.paths import Paths
 from app.settings import Settings
@@ -53,6 +55,7 @@ async def serve(
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             StoreAnchors(paths.db, paths.config, store.store_id),
         )
+        follow_purges(engine, paths.home)
         try:
             host = RuntimeHost(paths, settings, engine, store)
             await host.start()
@@ -89,7 +92,7 @@ def run_daemon(paths: Paths, settings: Settings, as_json: bool = False) -> None:
     setup_file_logging(paths.log)
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(logging.WARNING)
-    stderr.setFormatter(logging.Formatter("mama daemon: %(levelname)s %(message)s"))
+    stderr.setFormatter(RedactingFormatter("mama daemon: %(levelname)s %(message)s"))
     logging.getLogger().addHandler(stderr)
 
     async def main() -> None:

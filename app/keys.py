@@ -20,6 +20,7 @@ import keyring
 import keyring.errors
 from filelock import FileLock
 
+from app.log_redaction import register_secret
 from mama_core.errors import KeyUnavailableError
 from mama_core.store import DbKey
 from mama_core.store.store import creation_lock_path
@@ -55,7 +56,14 @@ def keyring_account(db_path: Path) -> str:
 
 
 def resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None = None) -> ResolvedKey:
-    """The key for the store at ``db_path``, creating one for a new store."""
+    """The key for the store at ``db_path``, creating one for a new store; the key is
+    registered as a live secret, so no log ever shows it."""
+    resolved = _resolve_key(db_path, ask_passphrase)
+    register_secret(resolved.key.reveal())
+    return resolved
+
+
+def _resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None) -> ResolvedKey:
     env = os.environ.get(ENV_KEY)
     if env:
         return ResolvedKey(DbKey.from_secret(env), KeyOrigin.ENV)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.chain_anchor import StoreAnchors
+from app.copies import follow_purges
 from app.keys import AskPassphrase, KeyOrigin, ResolvedKey, forget_keyring_key, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -100,6 +101,7 @@ def open_memory(
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             StoreAnchors(paths.db, paths.config, store.store_id),
         )
+        follow_purges(engine, paths.home)
     except BaseException:
         store.close()
         raise

@@ -31,13 +31,13 @@ from app.backends.claude_relay import ClaudeRelay
 from app.backends.claude_relay_process import START_GATE_ENV, TOKEN_ENV
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.toolbox import ToolBox, ToolSpec
-from app.backends.transcripts import forget_claude_transcripts
+from app.backends.transcripts import CLAUDE_SESSION_KEY, forget_claude_transcripts
 from app.durable.state import delete_state, get_state, set_state
 from app.durable.transaction import RuntimeDb
 
 log = logging.getLogger(__name__)
 
-SESSION_KEY = "claude_session_id"
+SESSION_KEY = CLAUDE_SESSION_KEY
 MCP_SERVER = "mama"
 INSTALL_HINT = (
     "Install Claude Code (npm install -g @anthropic-ai/claude-code), or set MAMA_CLAUDE_BIN "

@@ -25,6 +25,7 @@ from typing import Any
 
 from app.backends.toolbox import ToolBox
 from app.catalog_tools import ToolSpec, error_body, result_text
+from app.log_redaction import register_secret
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class ClaudeRelay:
     def __init__(self, specs: list[ToolSpec]) -> None:
         self.specs = specs
         self.token = secrets.token_urlsafe(32)
+        register_secret(self.token)
         self.folder = Path(tempfile.mkdtemp(prefix="mama-bridge-"))
         self.folder.chmod(0o700)
         self.socket_path = self.folder / "bridge.sock"

@@ -27,14 +27,14 @@ from typing import Any
 from app.backends.base import BackendError, BackendUnavailableError, TurnReply, TurnRequest
 from app.backends.process import JsonLineProcess, ProcessEnded, find_executable, read_version
 from app.backends.toolbox import ToolBox, ToolSpec
-from app.backends.transcripts import forget_codex_transcripts
+from app.backends.transcripts import CODEX_THREAD_KEY, forget_codex_transcripts
 from app.durable.state import delete_state, get_state, set_state
 from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 
 log = logging.getLogger(__name__)
 
-THREAD_KEY = "codex_thread_id"
+THREAD_KEY = CODEX_THREAD_KEY
 DISABLED_FEATURES = (
     "plugins",  # its only outside calls (a plugin sync)
     # Built-in tools the owner's agent must not have: it acts only through our actions.

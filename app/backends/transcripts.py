@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 CODEX_DATABASES = ("thread_history_*.sqlite", "state_*.sqlite")
 """Codex's own databases that hold threads' items and metadata."""
+CLAUDE_SESSION_KEY = "claude_session_id"
+"""The ``runtime_state`` key of MAMA's Claude Code session id."""
+CODEX_THREAD_KEY = "codex_thread_id"
+"""The ``runtime_state`` key of MAMA's Codex thread id."""
 CLAUDE_SESSION_SPOTS = ("todos/{id}*", "file-history/{id}", "session-env/{id}", "debug/{id}*")
 
 
@@ -86,17 +90,22 @@ def forget_codex_transcripts(env: Mapping[str, str], thread_ids: Iterable[str]) 
     databases (whose freed pages still hold a deleted thread's text); return the
     files deleted."""
     home = codex_home(env)
-    doomed: list[Path] = []
-    for thread_id in (glob_safe(t) for t in thread_ids):
-        if not thread_id:
-            continue
-        for tree in ("sessions", "archived_sessions"):
-            doomed += (home / tree).glob(f"**/rollout-*{thread_id}.jsonl")
-    removed = _remove(doomed)
+    removed = _remove(codex_rollouts(home, thread_ids))
     for database in CODEX_DATABASES:
         for path in sorted(home.glob(database)):
             compact_sqlite(path)
     return removed
+
+
+def codex_rollouts(home: Path, thread_ids: Iterable[str]) -> list[Path]:
+    """The rollout files of ``thread_ids`` under Codex's ``home``."""
+    found: list[Path] = []
+    for thread_id in (glob_safe(t) for t in thread_ids):
+        if not thread_id:
+            continue
+        for tree in ("sessions", "archived_sessions"):
+            found += (home / tree).glob(f"**/rollout-*{thread_id}.jsonl")
+    return sorted(found)
 
 
 def compact_sqlite(path: Path) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from app.chain_anchor import StoreAnchors
+from app.copies import follow_purges
 from app.keys import ResolvedKey, resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -91,6 +92,7 @@ class CliContext:
             )
             engine = Engine(store, self.embedder(), config, self.anchors())
             self._engine = engine
+            follow_purges(engine, self.paths.home)
             # Registered after the store's close, so it runs first (LIFO).
             click.get_current_context().call_on_close(engine.close)
         return self._engine

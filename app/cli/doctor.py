@@ -102,6 +102,7 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
         f"store: {store.path} (schema {store.schema_version} of {latest_version()}, {versions})",
     )
     report.add("purge_pending", pending_purge(store.conn) is not None, purge_state_line(store.conn))
+    _copies(obj, report)
     embedder = obj.embedder()
     vector = embedder.embed_one(PROBE_SENTENCE)  # the first call loads the model
     start = time.perf_counter()
@@ -145,6 +146,18 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
 
         raise BackendUnavailableError(f"The agent backend cannot run: {problem}")
     report.finish()
+
+
+def _copies(obj: CliContext, report: DoctorReport) -> None:
+    """The files outside the store that may hold the owner's text (what a purge reaches)."""
+    from app.copies import Where, owner_copies
+
+    copies = owner_copies(Where.for_store(obj.paths.home, obj.db_path), obj.store().conn)
+    header = f"copies of your text outside the store: {len(copies)} (a purge erases them)"
+    report.add("copies", [c.as_dict() for c in copies], header)
+    if not report.as_json:
+        for copy in copies:
+            click.echo(terminal_text(f"  {copy.kind}: {copy.path}"))
 
 
 def _agent(obj: CliContext, report: DoctorReport) -> str | None:

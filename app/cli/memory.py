@@ -19,6 +19,7 @@ from app.cli.context import CliContext
 from app.cli.display import json_line_text, json_text, terminal_text
 from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
+from app.copies import record_export
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 from mama_core.memory import Receipt
@@ -361,6 +362,12 @@ def export(obj: CliContext, out: Path | None, as_json: bool) -> None:
                     count += 1
         except OSError as exc:
             raise export_error(out, exc) from exc
+        if not record_export(obj.paths.home, out):  # a full copy: a purge must reach it
+            click.echo(
+                f"note: MAMA could not note {terminal_text(out)} in its data folder; "
+                "a later purge will not delete it.",
+                err=True,
+            )
         if as_json:
             click.echo(json_text({"exported": count, "out": str(out)}))
         else:

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from app.connectors.base import Connector
+from app.log_redaction import register_secret
 
 KINDS: dict[str, str] = {
     "slack": "app.connectors.slack",
@@ -53,7 +54,13 @@ def build_connector(
 ) -> Connector:
     """A connector of ``kind`` named ``name`` (it may raise ConnectorError for bad options)."""
     module = kind_module(kind)
-    return cast(Connector, module.build(name, options, secret))
+
+    def held(key: str) -> str | None:
+        value = secret(key)
+        register_secret(value)  # a connector holds it from now on: never in a log
+        return value
+
+    return cast(Connector, module.build(name, options, held))
 
 
 def options_help(kind: str) -> dict[str, str]:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 import keyring
 
+from app.log_redaction import register_secret
+
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "mama"
@@ -34,13 +36,15 @@ def account(name: str, key: str) -> str:
 
 def connector_secret(name: str, key: str) -> str | None:
     """The secret ``key`` of connector ``name``, or None if neither place has it."""
-    if value := os.environ.get(env_var(name, key)):
-        return value
-    try:
-        return keyring.get_password(KEYRING_SERVICE, account(name, key))
-    except Exception as exc:  # any keyring failure means: not from the keyring
-        log.info("no connector secret from the keyring: %s", type(exc).__name__)
-        return None
+    value = os.environ.get(env_var(name, key))
+    if not value:
+        try:
+            value = keyring.get_password(KEYRING_SERVICE, account(name, key))
+        except Exception as exc:  # any keyring failure means: not from the keyring
+            log.info("no connector secret from the keyring: %s", type(exc).__name__)
+            return None
+    register_secret(value)  # held in memory from now on: never written to a log
+    return value
 
 
 def secrets_of(name: str) -> Callable[[str], str | None]:
@@ -50,6 +54,7 @@ def secrets_of(name: str) -> Callable[[str], str | None]:
 
 def set_connector_secret(name: str, key: str, value: str) -> None:
     """Keep ``value`` in the keyring; NoKeyringError names the variable to use instead."""
+    register_secret(value)
     try:
         keyring.set_password(KEYRING_SERVICE, account(name, key), value)
     except Exception as exc:

@@ -27,6 +27,7 @@ from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import SCOPES_KEY
 from app.durable.mailbox import PRIORITY, InputKind
 from app.durable.transaction import RuntimeDb
+from mama_core.memory.observation_erasure import find_observation
 from mama_core.store.connection import Connection
 
 DELTA_SOURCE_PREFIX = "connector"
@@ -258,7 +259,10 @@ class ConnectorStore:
 
 
 def _store_item(conn: Connection, item: Item) -> int | None:
-    """The new observation's id, or None if ``item`` was stored before."""
+    """The new observation's id, or None if ``item`` was stored before (and purged since:
+    a purged mail that arrives again stays purged)."""
+    if find_observation(conn, item.source, item.external_id) is not None:
+        return None
     cur = conn.execute(
         "INSERT INTO observations (source, external_id, author, text, received_at) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, external_id) DO NOTHING",

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from app.chain_anchor import StoreAnchors
+from app.copies import follow_purges
 from app.keys import resolve_key
 from app.paths import Paths
 from app.settings import Settings
@@ -49,6 +50,7 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             StoreAnchors(db_path, paths.config, store.store_id),
         )
+        follow_purges(engine, paths.home)
         try:
             yield engine
         finally:

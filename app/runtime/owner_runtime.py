@@ -129,6 +129,9 @@ class OwnerRuntime:
         self._unwatch: Callable[[], None] | None = None
         self._store_changed = asyncio.Event()
         self._backend_started = False
+        self._backend_lock = asyncio.Lock()
+        """One user of the backend at a time: a turn, or forgetting after a purge."""
+        self._purged = asyncio.Event()
         self._scan_needed = False
         self._sending: asyncio.Task[bool] | None = None
         self._resumed = asyncio.Event()
@@ -148,6 +151,9 @@ class OwnerRuntime:
         """Set while the last turn failed because the agent could not reach its tools
         (it mends itself: the tray's line says it, not its trouble state)."""
         """Why the agent backend could not run at its last try (None once it runs)."""
+        self.forget_listeners: list[Callable[[int], None]] = []
+        """Called after a purge ended the conversation, with the number of transcript
+        files deleted (for tests and the tray)."""
 
     # --- life cycle -----------------------------------------------------
 
@@ -168,6 +174,9 @@ class OwnerRuntime:
             # change proposed to one of the owner's records.
             if changes.added or changes.action in PROPOSABLE_ACTIONS:
                 loop.call_soon_threadsafe(self._scan_soon)
+            if changes.action == "memory.purge":
+                # The conversation may hold the erased text: end it now, not at the next turn.
+                loop.call_soon_threadsafe(self._purged.set)
 
         self._unsubscribe = self.engine.subscribe(on_change)
 
@@ -178,11 +187,13 @@ class OwnerRuntime:
         self._unwatch = self.engine.watch_store(on_store_change)
         await self._follow_stored_pause()
         await self.run_db(self.feed.scan)
+        self._purged.set()  # a purge made while no runtime ran: end that conversation now
         self._tasks = [
             asyncio.create_task(self._worker(), name="mama-worker"),
             asyncio.create_task(self._sender_loop(), name="mama-sender"),
             asyncio.create_task(self._poller(), name="mama-poller"),
             asyncio.create_task(self._pause_follower(), name="mama-pause-follower"),
+            asyncio.create_task(self._purge_follower(), name="mama-purge-follower"),
         ]
 
     async def stop(self) -> None:
@@ -346,6 +357,24 @@ class OwnerRuntime:
         _tell(self.pause_listeners, paused)
 
     async def _turn(self, claimed: ClaimedInput) -> TurnReply:
+        async with self._backend_lock:
+            return await self._turn_locked(claimed)
+
+    async def _purge_follower(self) -> None:
+        """After a purge (this process's or another's): end the conversation and delete
+        its transcripts at once, between turns."""
+        while True:
+            await self._purged.wait()
+            self._purged.clear()
+            try:
+                async with self._backend_lock:
+                    await self._forget_session_after_purge()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("ending the conversation after a purge failed")
+
+    async def _turn_locked(self, claimed: ClaimedInput) -> TurnReply:
         await self._forget_session_after_purge()
         if _is_brief(claimed) and isinstance(self.backend, CommandModeBackend):
             # No model: MAMA writes the brief itself.
@@ -376,6 +405,8 @@ class OwnerRuntime:
             self._backend_started = False
         forget = getattr(self.backend, "forget_session", None)
         removed = await forget() if forget is not None else []
+        for listener in list(self.forget_listeners):
+            listener(len(removed))
         log.info(
             "a purge happened: the %s conversation was ended; %d transcript file(s) deleted",
             self.backend.name,

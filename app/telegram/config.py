@@ -13,6 +13,8 @@ import os
 
 import keyring
 
+from app.log_redaction import register_secret
+
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "mama"
@@ -24,15 +26,16 @@ DEFAULT_API_URL = "https://api.telegram.org"
 
 def telegram_token() -> str | None:
     """The bot token from the environment or the keyring; None if neither has one."""
-    env = os.environ.get(ENV_TOKEN, "").strip()
-    if env:
-        return env
-    try:
-        stored = keyring.get_password(KEYRING_SERVICE, KEYRING_ACCOUNT)
-    except Exception as exc:  # any keyring failure means: no token from the keyring
-        log.info("no telegram token from the keyring: %s", type(exc).__name__)
-        return None
-    return stored.strip() if stored else None
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    if not token:
+        try:
+            stored = keyring.get_password(KEYRING_SERVICE, KEYRING_ACCOUNT)
+        except Exception as exc:  # any keyring failure means: no token from the keyring
+            log.info("no telegram token from the keyring: %s", type(exc).__name__)
+            return None
+        token = stored.strip() if stored else ""
+    register_secret(token)  # never written to a log
+    return token or None
 
 
 def api_url() -> str:

@@ -68,6 +68,7 @@ from app.cards import card_text, commitment_line, record_text
 from app.durable.clock import Clock
 from app.durable.evidence import evidence_meta, evidence_text
 from app.durable.mailbox import InputKind, NewInput
+from app.log_redaction import register_secret
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,
@@ -142,6 +143,7 @@ class TelegramGateway:
     ) -> None:
         self.runtime = runtime
         self.engine = engine
+        register_secret(token)  # in every Bot API URL: never in a log
         self.pairing = Pairing(runtime.db, clock or runtime.clock)
         self.poll_timeout = poll_timeout
         self.connect_retry_max = connect_retry_max

@@ -1,9 +1,12 @@
 """Erasing observations' text inside a purge's transaction.
 
-The row stays (source, external id, when it arrived, when it was purged) so the
-deliveries and mailbox rows that point at it stay whole; its text and author
-(and a connector item's metadata) are emptied and the event keeps only a keyed
-hash (HMAC under the store secret) of them, never a bare one that short text
+The row stays (source, when it arrived, when it was purged) so the deliveries
+and mailbox rows that point at it stay whole; its text and author (and a
+connector item's metadata) are emptied, and its external id (a mail's is
+``<folder>/<Message-ID>``, which names the mail) becomes ``erased:<keyed hash>``:
+``find_observation`` still matches it, so a purged item that arrives again is
+not stored again. The event keeps only a keyed hash (HMAC under the store
+secret) of what was erased, never a bare one that short text
 could be guessed back from.
 ``secure_delete`` zeroes the freed bytes.
 """
@@ -14,6 +17,22 @@ from typing import Any
 
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory.writer import Tx
+from mama_core.store.connection import Connection
+from mama_core.store.secret import KEYED_FUNCTION
+
+ERASED_ID_PREFIX = "erased:"
+_ERASED_ID_SQL = f"'{ERASED_ID_PREFIX}' || {KEYED_FUNCTION}('observation', ?, ?)"
+
+
+def find_observation(conn: Connection, source: str, external_id: str) -> int | None:
+    """The id of the observation (``source``, ``external_id``), purged ones included
+    (whose external id is kept only as its keyed hash); None if there is none."""
+    row = conn.execute(
+        "SELECT id FROM observations WHERE source = ? AND "
+        f"(external_id = ? OR external_id = {_ERASED_ID_SQL})",
+        (source, external_id, source, external_id),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def observation_digest(tx: Tx, author: str, text: str) -> str:
@@ -37,7 +56,9 @@ def erase_observation(tx: Tx, observation_id: int) -> str:
         )
     digest = observation_digest(tx, str(row[0]), str(row[1]))
     tx.conn.execute(
-        "UPDATE observations SET text = '', author = '', purged_at = ? WHERE id = ?",
+        "UPDATE observations SET text = '', author = '', purged_at = ?, external_id = "
+        f"'{ERASED_ID_PREFIX}' || {KEYED_FUNCTION}('observation', source, external_id) "
+        "WHERE id = ?",
         (tx.at, observation_id),
     )
     # a connector item's metadata (a subject, a file name) is its text too

@@ -1,7 +1,8 @@
 """After a purge, the erased text must also leave the WAL and the backups.
 
 A purge marks itself *pending* in its own transaction. Right after the commit
-the writer deletes the store's pre-upgrade backups (``backups/<db>.v*.bak``:
+the writer deletes the store's pre-upgrade backups (``backups/<db>.*.bak``, of the
+core's migrations and of every series above it, see ``mama_core.store.copies``:
 restoring one would bring the text back, and they cannot be rewritten without
 the schema they were made with) and truncates the WAL with
 ``PRAGMA wal_checkpoint(TRUNCATE)``. A reader in another process can block
@@ -27,7 +28,7 @@ from typing import Any
 
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
-from mama_core.store.store import BACKUP_DIR_NAME
+from mama_core.store.copies import store_backups
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +74,8 @@ def store_file(conn: Connection) -> Path | None:
 
 
 def backups_of(db_path: Path) -> list[Path]:
-    """The pre-upgrade backups ``Store.open`` made of this store."""
-    folder = db_path.parent / BACKUP_DIR_NAME
-    if not folder.is_dir():
-        return []
-    return sorted(folder.glob(f"{db_path.name}.v*.bak"))
+    """The pre-upgrade backups made of this store (the core's and every series')."""
+    return store_backups(db_path)
 
 
 def remove_backups(db_path: Path) -> tuple[list[str], list[str]]:

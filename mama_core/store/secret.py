@@ -25,6 +25,9 @@ from mama_core.store.keys import DbKey
 
 _LABEL = b"mama store secret v1\x00"
 SEAL_FUNCTION = "mama_seal"
+KEYED_FUNCTION = "mama_keyed"
+"""``mama_keyed(values...)``: the keyed hash of the values, for SQL that must match a
+purged row's erased key (an erased observation's external id) without the text."""
 
 
 class StoreSecret:
@@ -59,9 +62,14 @@ class StoreSecret:
     def register(self, conn: Connection) -> None:
         """Make ``mama_seal(...)`` available to the seal triggers on ``conn``."""
         conn.create_function(SEAL_FUNCTION, -1, self.seal, deterministic=True)
+        conn.create_function(KEYED_FUNCTION, -1, self.keyed, deterministic=True)
+
+    def keyed(self, *values: object) -> str:
+        """The keyed hash of ``values`` (the SQL function ``mama_keyed``)."""
+        return self.hash(list(values))
 
     def __repr__(self) -> str:
         return "StoreSecret(...)"
 
 
-__all__ = ["SEAL_FUNCTION", "StoreSecret"]
+__all__ = ["KEYED_FUNCTION", "SEAL_FUNCTION", "StoreSecret"]

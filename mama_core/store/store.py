@@ -36,12 +36,12 @@ from mama_core.errors import (
 )
 from mama_core.store import sqlcipher
 from mama_core.store.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, connect, translate_error
+from mama_core.store.copies import BACKUP_DIR_NAME, backup_path
 from mama_core.store.keys import DbKey
 from mama_core.store.migrations import apply_migrations, load_migrations, schema_version
 from mama_core.store.secret import StoreSecret
 
 STORE_FILE_NAME = "mama.db"
-BACKUP_DIR_NAME = "backups"
 CREATING_MARK = ".creating-"
 """A store being built is named ``<name>.creating-<pid>``; only a creation, holding
 the creation lock, touches such files (and removes those a crash left)."""
@@ -177,10 +177,9 @@ class Store:
         ``<name>.<label>.<time>.bak``: before a migration (the core's, or a series')."""
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            folder = self.path.parent / BACKUP_DIR_NAME
-            folder.mkdir(exist_ok=True)
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            target = folder / f"{self.path.name}.{label}.{stamp}.bak"
+            target = backup_path(self.path, label, stamp)
+            target.parent.mkdir(exist_ok=True)
             shutil.copy2(self.path, target)
         except (OSError, sqlcipher.Error) as exc:
             raise translate_error(exc, self.path) from exc

@@ -7,6 +7,7 @@ from mama_core import clock
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.inputs import ObservationInput
+from mama_core.memory.observation_erasure import find_observation
 from mama_core.memory.writer import Applied, Command, Tx
 
 
@@ -21,15 +22,11 @@ def observation_command(call: Call[ObservationInput], env: Env) -> Command:
     inp = call.input
 
     def apply(tx: Tx) -> Applied:
-        existing = tx.conn.execute(
-            "SELECT id FROM observations WHERE source = ? AND external_id = ?",
-            (inp.source, inp.external_id),
-        ).fetchone()
+        existing = find_observation(tx.conn, inp.source, inp.external_id)
         if existing is not None:
             raise CommandConflictError(
-                f"Observation {inp.source}/{inp.external_id} is already recorded "
-                f"(id {existing[0]}).",
-                details={"observation_id": int(existing[0])},
+                f"Observation {inp.source}/{inp.external_id} is already recorded (id {existing}).",
+                details={"observation_id": existing},
             )
         received = clock.iso(inp.received_at) if inp.received_at is not None else tx.at
         cursor = tx.conn.execute(
@@ -41,7 +38,8 @@ def observation_command(call: Call[ObservationInput], env: Env) -> Command:
         payload = {
             "observation_id": observation_id,
             "source": inp.source,
-            "external_id": inp.external_id,
+            # keyed: a mail's external id names it, and a purge cannot edit the chained log
+            "external_id_hmac": tx.keyed_hash({"external_id": inp.external_id}),
             "content_hash": tx.keyed_hash({"author": inp.author, "text": inp.text}),
         }
         return Applied(None, payload, {"observation_id": observation_id})

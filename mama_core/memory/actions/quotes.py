@@ -10,7 +10,11 @@ An unpurged observation *quotes* judgment J when
   ``MIN_DETAILS`` characters — compared without case and with runs of
   whitespace collapsed. This finds the owner's messages that state it
   (``/remember …``), MAMA's replies and review cards' texts that repeat it,
-  and connector items that contain it.
+  and connector items that contain it;
+- ``words``: every word of its text (but a leading ``/command`` and a few
+  function words) is a word of J, and one of them is not short (at least
+  ``MIN_WORD`` characters, or a number): the owner's ``/search quagmirette`` or
+  ``/recall locker code`` for J, which says J's words without quoting it whole.
 
 A proposal card (a delivery with ``judgment_id``) keeps no text of its own: it is
 rendered from the judgment, so purging the judgment erases it.
@@ -18,6 +22,7 @@ rendered from the judgment, so purging the judgment erases it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +36,13 @@ from mama_core.store.connection import Connection
 MIN_SUMMARY = 4
 MIN_DETAILS = 20
 SOURCE_PREFIX = "obs:"
+MIN_WORD = 4
+_WORD = re.compile(r"\w+")
+_COMMAND = re.compile(r"^\s*/\w+(@\w+)?")
+FUNCTION_WORDS = frozenset(
+    """a an and are at be for from i in is it me my of on or our the to we what when where
+    who why how with you your please about""".split()  # noqa: SIM905
+)
 
 
 def normalised(text: str) -> str:
@@ -47,6 +59,23 @@ def _needles(j: Judgment) -> list[str]:
     if len(details) >= MIN_DETAILS:
         needles.append(details)
     return needles
+
+
+def words_of(text: str) -> set[str]:
+    """The words of ``text`` (case-folded), without a leading command and function words."""
+    body = _COMMAND.sub("", text, count=1)
+    return {w for w in _WORD.findall(body.casefold()) if w not in FUNCTION_WORDS}
+
+
+def _judgment_words(j: Judgment) -> set[str]:
+    return words_of(" ".join([j.topic, j.summary, j.details, j.applies_when or ""]))
+
+
+def says_words_of(text_words: set[str], judgment_words: set[str]) -> bool:
+    """Whether a message made only of the judgment's words names it (``words``)."""
+    if not text_words or not text_words <= judgment_words:
+        return False
+    return any(len(w) >= MIN_WORD or w.isdigit() for w in text_words)
 
 
 def _source_ids(j: Judgment) -> list[int]:
@@ -84,19 +113,23 @@ def quoting(conn: Connection, judgments: list[Judgment]) -> list[dict[str, Any]]
         entry["why"].add(why)
 
     needles = [(j.id, n) for j in judgments for n in _needles(j)]
+    vocabularies = [(j.id, _judgment_words(j)) for j in judgments]
     for j in judgments:
         sources = _source_ids(j)
         for oid in sources:
             note(oid, j.id, "source")
         for oid in _reply_ids(conn, sources):
             note(oid, j.id, "reply")
-    if needles:
-        cursor = conn.execute("SELECT id, text FROM observations WHERE purged_at IS NULL")
-        for oid, text in cursor:
-            flat = normalised(str(text))
-            for jid, needle in needles:
-                if needle in flat:
-                    note(int(oid), jid, "text")
+    cursor = conn.execute("SELECT id, text FROM observations WHERE purged_at IS NULL")
+    for oid, text in cursor:
+        flat = normalised(str(text))
+        quoted = {jid for jid, needle in needles if needle in flat}
+        for jid in quoted:
+            note(int(oid), jid, "text")
+        said = words_of(str(text))
+        for jid, vocabulary in vocabularies:
+            if jid not in quoted and says_words_of(said, vocabulary):
+                note(int(oid), jid, "words")
     if not found:
         return []
     marks = ", ".join("?" for _ in found)

@@ -60,6 +60,8 @@ def test_a_purge_ends_the_session_that_saw_the_text_and_deletes_its_transcript(
         backend = make_backend(claude_bin, fake, tmp_path, state)
         runtime = OwnerRuntime(engine, store, backend, RuntimeSettings(poll_seconds=5.0), db=state)
         runtime.attach_channel(channel)
+        forgotten = asyncio.Event()
+        runtime.forget_listeners.append(lambda _removed: forgotten.set())
         await runtime.start()
         try:
             said = [f"The {CONTROL} plan is on", f"My locker code is {PURGED}", "Hello again"]
@@ -78,6 +80,9 @@ def test_a_purge_ends_the_session_that_saw_the_text_and_deletes_its_transcript(
             engine.dispatch(
                 "memory.purge", {"observation_ids": doomed, "reason": "x"}, owner, Grant.owner()
             )
+            # Erased at purge time, not at the next turn: no message is posted before this.
+            await asyncio.wait_for(forgotten.wait(), timeout=60)
+            seen["at_purge"] = files_holding(tmp_path / "claude-home", PURGED)
             await runtime.post(NewInput(InputKind.OWNER_MESSAGE, "telegram", "1:3", said[2]))
             await channel.signal.until(lambda: len(channel.sent) >= 3, timeout=120)
             seen["new"] = backend.session_id
@@ -95,6 +100,7 @@ def test_a_purge_ends_the_session_that_saw_the_text_and_deletes_its_transcript(
     assert seen["starts_before"] == 1
     assert len(seen["doomed"]) == 2  # the owner's message and the reply quoting it
     assert seen["old_files"] and PURGED in seen["old_text"]
+    assert seen["at_purge"] == []
     # After: a new session, started fresh (never --resume of the old one) ...
     old, new = seen["old"], seen["new"]
     assert new != old
@@ -144,6 +150,8 @@ def test_a_purge_ends_the_codex_thread_that_saw_the_text_and_deletes_its_rollout
         )
         runtime = OwnerRuntime(engine, store, backend, RuntimeSettings(poll_seconds=5.0), db=state)
         runtime.attach_channel(channel)
+        forgotten = asyncio.Event()
+        runtime.forget_listeners.append(lambda _removed: forgotten.set())
         await runtime.start()
         try:
             said = [f"The {CONTROL} plan is on", f"My locker code is {PURGED}", "Hello again"]
@@ -159,6 +167,9 @@ def test_a_purge_ends_the_codex_thread_that_saw_the_text_and_deletes_its_rollout
             engine.dispatch(
                 "memory.purge", {"observation_ids": doomed, "reason": "x"}, owner, Grant.owner()
             )
+            # Erased at purge time, not at the next turn: no message is posted before this.
+            await asyncio.wait_for(forgotten.wait(), timeout=60)
+            seen["at_purge"] = files_holding(Path(codex_env(tmp_path)["HOME"]), PURGED)
             await runtime.post(NewInput(InputKind.OWNER_MESSAGE, "telegram", "1:3", said[2]))
             await channel.signal.until(lambda: len(channel.sent) >= 3, timeout=120)
             seen["new"] = backend.thread_id
@@ -172,6 +183,7 @@ def test_a_purge_ends_the_codex_thread_that_saw_the_text_and_deletes_its_rollout
         fake.stop()
 
     assert seen["old_files"] and PURGED in seen["old_text"]
+    assert seen["at_purge"] == []
     assert seen["new"] != seen["old"]
     assert rollouts(tmp_path, seen["old"]) == []
     assert files_holding(Path(codex_env(tmp_path)["HOME"]), PURGED) == []

@@ -18,6 +18,8 @@ import pytest
 
 from mama_core.embeddings import Embedder
 from mama_core.memory import Engine, Grant, NotFoundError, SessionFacts
+from mama_core.memory.errors import CommandConflictError
+from mama_core.memory.observation_erasure import find_observation
 from mama_core.memory.purge_pending import PendingPurge, backups_of, pending_purge
 from mama_core.memory.session import ActorKind, TurnKind
 from mama_core.store import DbKey, Store
@@ -251,14 +253,78 @@ def test_purge_deletes_the_backups_that_hold_the_text(
     save(engine, f"The {CONTROL_WORD} stays")
     target = save(engine, "The quagmirette zephyrbloom narwhalian plan")["judgment_id"]
     backup = store._copy_aside(store.schema_version)  # what Store.open does before a migration
-    assert found_words(decrypted_file(backup, raw_key), SECRET) == set(SECRET)
+    # ... and what the app's series does before its own (``open_runtime_db``).
+    app_backup = store.copy_aside("app-v0", store.conn)
+    for copy in (backup, app_backup):
+        assert found_words(decrypted_file(copy, raw_key), SECRET) == set(SECRET)
 
     receipt = owner(engine, "memory.purge", {"id": target, "reason": "x"})
-    assert receipt["backups_removed"] == [backup.name]
-    assert not backup.exists()
+    assert sorted(receipt["backups_removed"]) == sorted([backup.name, app_backup.name])
+    assert not backup.exists() and not app_backup.exists()
 
     # A backup made after the purge is clean, and decrypts (the control is in it).
     later = store._copy_aside(store.schema_version)
     pages = every_page(store, raw_key)
     assert found_words(decrypted_file(later, raw_key), [CONTROL_WORD]) == {CONTROL_WORD}
     assert found_words(pages, SECRET) == set()
+
+
+def test_the_owners_search_for_a_memory_is_among_its_quotes(engine: Engine, raw_key: bytes) -> None:
+    target = save(engine, "The quagmirette locker opens with 4417")["judgment_id"]
+    control = save(engine, f"The {CONTROL_WORD} meeting is on Friday")["judgment_id"]
+    search = observe(engine, "30", "/search quagmirette")
+    recall = observe(engine, "31", "/recall locker 4417")
+    other = observe(engine, "32", f"/search {CONTROL_WORD}")
+    chatter = observe(engine, "33", "is the locker fine")  # "fine" is not a word of it
+    short = observe(engine, "34", "/search the")  # nothing but a function word
+
+    quotes = owner(engine, "memory.quotes", {"id": target})["observations"]
+    assert [(q["id"], q["why"]) for q in quotes] == [(search, ["words"]), (recall, ["words"])]
+    assert chatter not in [q["id"] for q in quotes] and short not in [q["id"] for q in quotes]
+    control_quotes = owner(engine, "memory.quotes", {"id": control})["observations"]
+    assert [q["id"] for q in control_quotes] == [other]  # the control is found the same way
+
+    owner(
+        engine,
+        "memory.purge",
+        {"id": target, "observation_ids": [q["id"] for q in quotes], "reason": "x"},
+    )
+    pages = every_page(engine.store, raw_key)
+    assert found_words(pages, [CONTROL_WORD]) == {CONTROL_WORD}
+    assert found_words(pages, ["quagmirette"]) == set()
+
+
+def test_a_purged_mail_keeps_no_message_id_and_is_not_stored_again(
+    engine: Engine, raw_key: bytes
+) -> None:
+    mail_id = "INBOX/<zephyrbloom-4711@narwhalian.example>"
+    kept_id = f"INBOX/<{CONTROL_WORD}-1@example.org>"
+    gone = observe_mail(engine, mail_id, "Subject: quagmirette invoice")
+    kept = observe_mail(engine, kept_id, "Subject: lunch")
+    owner(engine, "memory.purge", {"observation_ids": [gone], "reason": "x"})
+
+    shown = owner(engine, "observation.read", {"id": gone})["observation"]
+    assert shown["external_id"].startswith("erased:") and "zephyrbloom" not in str(shown)
+    pages = every_page(engine.store, raw_key)
+    assert found_words(pages, [CONTROL_WORD]) == {CONTROL_WORD}  # the kept mail's id
+    assert found_words(pages, SECRET) == set()
+    # The same mail arriving again (a folder's UIDs reset) is the purged one, not new.
+    with pytest.raises(CommandConflictError) as again:
+        observe_mail(engine, mail_id, "Subject: quagmirette invoice")
+    assert again.value.details == {"observation_id": gone}
+    conn = engine.store.new_connection()
+    try:
+        assert find_observation(conn, "mail:owner", mail_id) == gone
+        assert find_observation(conn, "mail:owner", kept_id) == kept
+    finally:
+        conn.close()
+
+
+def observe_mail(engine: Engine, external_id: str, text: str) -> int:
+    receipt = engine.dispatch(
+        "observation.record",
+        {"source": "mail:owner", "external_id": external_id, "author": "bob", "text": text},
+        OWNER,
+        OWNER_GRANT,
+    )
+    return int(receipt["observation_id"])
