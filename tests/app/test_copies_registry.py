@@ -22,6 +22,9 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "the MCP config of the agent bridge: a socket path and a per-run token"
     ),
     "app.chain_anchor:FileAnchorKeeper.save": "the chain anchor: event ids and keyed hashes",
+    "app.mcp.project_scope:adopt_legacy": (
+        "the claim of an old folder-name project scope: a project identity, empty file"
+    ),
     "app.mcp.hook_state:SeenFiles.add": (
         "the Claude Code hook's per-session list of file paths already looked up (cache)"
     ),
@@ -32,6 +35,10 @@ NOT_OWNER_TEXT: dict[str, str] = {
     ),
     "mama_core.embeddings.convert:convert_bert_to_gguf": "the embedding model, built in the cache",
     "mama_core.embeddings.convert:write_bundled_manifest": "the embedding model's manifest",
+    "mama_core.store.store:Store._create": (
+        "the store itself, built under a temporary name and renamed into place (not a copy)"
+    ),
+    "mama_core.store.store:_fsync": "flushes a file MAMA already wrote; writes nothing new",
     "ui.autostart:set_enabled": "the desktop autostart entry (the launch command)",
     "ui.data_location:set_chosen_home": "the path of the chosen data folder",
     "ui.startup_probe:StartupProbe.mark": "start-up milestone times, for the benchmark",
