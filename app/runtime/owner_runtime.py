@@ -443,7 +443,9 @@ class OwnerRuntime:
 
         Content the owner forwarded or quoted is outside content delivered by the
         owner: its turn is a source-delta turn (not an owner turn), and the agent,
-        never the owner's voice, is the actor.
+        never the owner's voice, is the actor. Any turn but the owner's plain message
+        starts tainted (it carries words the owner did not write); an owner's turn
+        becomes tainted when the agent reads such words (``ToolBox``).
         """
         forwarded = claimed.evidence is not None
         facts = SessionFacts(
@@ -454,6 +456,7 @@ class OwnerRuntime:
             source_refs=(claimed.observation_ref, claimed.source_ref),
             backend=self.backend.name,
             message_ref=claimed.source_ref if claimed.kind is InputKind.OWNER_MESSAGE else None,
+            tainted=forwarded or claimed.kind is not InputKind.OWNER_MESSAGE,
         )
         speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
         if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE and not forwarded:
@@ -470,6 +473,7 @@ class OwnerRuntime:
             source_refs=facts.source_refs,
             backend=CommandModeBackend.name,
             message_ref=facts.message_ref,
+            tainted=facts.tainted,
         )
 
     @contextlib.asynccontextmanager
