@@ -30,7 +30,7 @@ from app.catalog_tools import (
 )
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.canonical import canonical_hash
-from mama_core.memory.taint import carries_outside_words
+from mama_core.memory.taint import carries_outside_words, origin_of_read
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class ToolBox:
         write: from then on the agent's owner-only changes are proposals."""
         if self.facts.tainted or not carries_outside_words(action, result):
             return
-        self.facts = self.facts.with_taint()
+        self.facts = self.facts.with_taint(origin_of_read(action, result))
         log.info(
             "input %s: %s read outside content; the turn is now tainted", self.input_id, action
         )

@@ -34,6 +34,9 @@ DELTA_SOURCE_PREFIX = "connector"
 
 OBSERVATIONS_KEY = "observations"
 CONNECTOR_KEY = "connector"
+CHANNELS_KEY = "channels"
+"""In a source delta's ``meta``: where its items were said (``#ops``, ``INBOX``), so
+what the agent saves from it can say where it came from."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,8 @@ class ConnectorStore:
                 "updated_at = excluded.updated_at",
                 (name, batch.cursor, now),
             )
-            input_id = _post_delta(conn, name, new_ids, scopes, now) if new_ids else None
+            channels = sorted({item.channel for _, item in stored if item.channel})
+            input_id = _post_delta(conn, name, new_ids, scopes, channels, now) if new_ids else None
             _ensure_health(conn, name, kind, now)
             conn.execute(
                 "UPDATE connector_health SET state = CASE WHEN owner_paused = 1 THEN 'paused' "
@@ -255,14 +259,24 @@ def _store_item(conn: Connection, item: Item) -> int | None:
 
 
 def _post_delta(
-    conn: Connection, name: str, new_ids: list[int], scopes: list[str], now: str
+    conn: Connection,
+    name: str,
+    new_ids: list[int],
+    scopes: list[str],
+    channels: list[str],
+    now: str,
 ) -> int:
     """One source-delta input naming the batch's new observations (ids only) and the
     scopes they belong to: the runtime narrows the turn's grant to those scopes, so
     hostile content cannot make the agent write into ``global`` or another source's
     scope (see ``OwnerRuntime.turn_grant``)."""
     source_ref = f"{DELTA_SOURCE_PREFIX}:{name}:{new_ids[0]}-{new_ids[-1]}"
-    meta: dict[str, Any] = {CONNECTOR_KEY: name, OBSERVATIONS_KEY: new_ids, SCOPES_KEY: scopes}
+    meta: dict[str, Any] = {
+        CONNECTOR_KEY: name,
+        OBSERVATIONS_KEY: new_ids,
+        SCOPES_KEY: scopes,
+        CHANNELS_KEY: channels,
+    }
     cur = conn.execute(
         "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
         "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",

@@ -35,6 +35,7 @@ from app.backends.base import (
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.clock import Clock, SystemClock
+from app.durable.connector_store import CHANNELS_KEY, CONNECTOR_KEY
 from app.durable.evidence import content_scopes
 from app.durable.forgetting import purge_since_watch, watch_from
 from app.durable.journal import DeliveryJournal
@@ -323,7 +324,8 @@ class OwnerRuntime:
             except StaleClaimError:
                 log.warning("input %s was reclaimed meanwhile; its reply is dropped", claimed.id)
                 reply = None
-            self._send.set()
+            # The turn is over: what it proposed can now be carded together.
+            self._scan_soon()
         for listener in list(self.turn_listeners):
             listener(claimed, reply)
 
@@ -457,6 +459,7 @@ class OwnerRuntime:
             backend=self.backend.name,
             message_ref=claimed.source_ref if claimed.kind is InputKind.OWNER_MESSAGE else None,
             tainted=forwarded or claimed.kind is not InputKind.OWNER_MESSAGE,
+            origin=origin_of(claimed),
         )
         speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
         if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE and not forwarded:
@@ -474,6 +477,7 @@ class OwnerRuntime:
             backend=CommandModeBackend.name,
             message_ref=facts.message_ref,
             tainted=facts.tainted,
+            origin=facts.origin,
         )
 
     @contextlib.asynccontextmanager
@@ -587,6 +591,23 @@ def _tell(listeners: list[Callable[[bool], None]], value: bool) -> None:
             listener(value)
         except Exception:
             log.exception("a runtime listener failed")
+
+
+def origin_of(claimed: ClaimedInput) -> str | None:
+    """Where an input's outside words come from, for a person: ``#ops (work-slack)``,
+    ``a message the owner forwarded from Bob``; None for the owner's own words."""
+    how = claimed.evidence
+    if claimed.kind is InputKind.OWNER_MESSAGE:
+        if how is None:
+            return None
+        sender = f" from {claimed.author}" if claimed.author else ""
+        return f"a message the owner {how.value}{sender}"
+    if claimed.kind is InputKind.SCHEDULED:
+        return "a scheduled run"
+    connector = str(claimed.meta.get(CONNECTOR_KEY) or claimed.source)
+    named = claimed.meta.get(CHANNELS_KEY)
+    channels = [str(c) for c in named if c] if isinstance(named, list) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return f"{', '.join(channels)} ({connector})" if channels else connector
 
 
 def owner_facts(name: str = "owner") -> SessionFacts:

@@ -58,6 +58,9 @@ class SessionFacts:
     """The turn carried or read words the owner did not write (a forwarded or quoted
     message, an observation read with a tool, a source digest): the agent's changes to
     what is the owner's become proposals, and its saves land ``proposed`` (``taint``)."""
+    origin: str | None = None
+    """Where the outside words came from, for a person (``#ops (slack)``, ``a forwarded
+    message``): stamped in the provenance of what is saved, shown by every read."""
 
     @classmethod
     def owner_cli(cls, name: str = "owner") -> SessionFacts:
@@ -95,9 +98,12 @@ class SessionFacts:
         first: anyone but the owner, in a turn with outside words in it."""
         return self.tainted and not self.acts_as_owner
 
-    def with_taint(self) -> SessionFacts:
-        """These facts once the turn has carried or read outside words."""
-        return self if self.tainted else replace(self, tainted=True)
+    def with_taint(self, origin: str | None = None) -> SessionFacts:
+        """These facts once the turn has carried or read outside words (from ``origin``,
+        unless the turn already names where its outside words came from)."""
+        if self.tainted:
+            return self
+        return replace(self, tainted=True, origin=self.origin or origin)
 
     @property
     def principal(self) -> str:

@@ -41,3 +41,34 @@ def _holds_claim(value: object) -> bool:
         items: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
         return any(_holds_claim(v) for v in items)
     return False
+
+
+def origin_of_read(action: str, result: Mapping[str, Any]) -> str:
+    """Where the outside words a read brought in came from, for a person: the first
+    observation's channel and source (``#ops (slack:T1)``), or the read itself."""
+    found = _first_observation(result)
+    if found is not None:
+        channel, source = found.get("channel"), found.get("source")
+        if channel:
+            return f"{channel} ({source})" if source else str(channel)
+        if source:
+            return str(source)
+    return f"outside content read with {action}"
+
+
+def _first_observation(value: object) -> Mapping[str, Any] | None:
+    if isinstance(value, Mapping):
+        record: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if "external_id" in record and "source" in record:
+            return record
+        for inner in record.values():
+            found = _first_observation(inner)
+            if found is not None:
+                return found
+    if isinstance(value, list | tuple):
+        items: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        for inner in items:
+            found = _first_observation(inner)
+            if found is not None:
+                return found
+    return None
