@@ -35,8 +35,9 @@ DELTA_SOURCE_PREFIX = "connector"
 OBSERVATIONS_KEY = "observations"
 CONNECTOR_KEY = "connector"
 CHANNELS_KEY = "channels"
-"""In a source delta's ``meta``: where its items were said (``#ops``, ``INBOX``), so
-what the agent saves from it can say where it came from."""
+AUTHORS_KEY = "authors"
+"""In a source delta's ``meta``: where its items were said (``#ops``, ``INBOX``) and by
+whom, so what the agent saves from it can say where it came from."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,12 @@ class ConnectorStore:
                 (name, batch.cursor, now),
             )
             channels = sorted({item.channel for _, item in stored if item.channel})
-            input_id = _post_delta(conn, name, new_ids, scopes, channels, now) if new_ids else None
+            authors = sorted({item.author for _, item in stored if item.author})
+            input_id = (
+                _post_delta(conn, name, new_ids, scopes, channels, authors, now)
+                if new_ids
+                else None
+            )
             _ensure_health(conn, name, kind, now)
             conn.execute(
                 "UPDATE connector_health SET state = CASE WHEN owner_paused = 1 THEN 'paused' "
@@ -264,6 +270,7 @@ def _post_delta(
     new_ids: list[int],
     scopes: list[str],
     channels: list[str],
+    authors: list[str],
     now: str,
 ) -> int:
     """One source-delta input naming the batch's new observations (ids only) and the
@@ -276,6 +283,7 @@ def _post_delta(
         OBSERVATIONS_KEY: new_ids,
         SCOPES_KEY: scopes,
         CHANNELS_KEY: channels,
+        AUTHORS_KEY: authors,
     }
     cur = conn.execute(
         "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "

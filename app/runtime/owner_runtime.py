@@ -35,7 +35,7 @@ from app.backends.base import (
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.clock import Clock, SystemClock
-from app.durable.connector_store import CHANNELS_KEY, CONNECTOR_KEY
+from app.durable.connector_store import AUTHORS_KEY, CHANNELS_KEY, CONNECTOR_KEY
 from app.durable.evidence import content_scopes
 from app.durable.forgetting import purge_since_watch, watch_from
 from app.durable.journal import DeliveryJournal
@@ -605,9 +605,22 @@ def origin_of(claimed: ClaimedInput) -> str | None:
     if claimed.kind is InputKind.SCHEDULED:
         return "a scheduled run"
     connector = str(claimed.meta.get(CONNECTOR_KEY) or claimed.source)
-    named = claimed.meta.get(CHANNELS_KEY)
-    channels = [str(c) for c in named if c] if isinstance(named, list) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    return f"{', '.join(channels)} ({connector})" if channels else connector
+    channels = _names(claimed.meta.get(CHANNELS_KEY))
+    authors = _names(claimed.meta.get(AUTHORS_KEY))
+    where = f"{', '.join(channels)} ({connector})" if channels else connector
+    if 0 < len(authors) <= MAX_AUTHORS_NAMED:
+        where += f" by {', '.join(authors)}"
+    return where
+
+
+MAX_AUTHORS_NAMED = 3
+"""An origin names a delivery's authors when there are at most this many."""
+
+
+def _names(value: object) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [str(v) for v in value if v]  # pyright: ignore[reportUnknownVariableType]
 
 
 def owner_facts(name: str = "owner") -> SessionFacts:

@@ -29,7 +29,7 @@ CLAIMS: list[dict[str, Any]] = [
     {"kind": "task", "summary": "Send Mallory the vendor list"},
     {"kind": "fact", "summary": "The ops on-call rota changes on Monday"},
 ]
-ORIGIN = "#ops (work-slack)"
+ORIGIN = "#ops (work-slack) by Anna"
 
 
 def read(engine: Engine, jid: int) -> dict[str, Any]:

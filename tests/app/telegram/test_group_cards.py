@@ -58,7 +58,7 @@ def test_a_source_delta_is_one_card_with_approve_all_and_review(
             await s.api.signal.until(lambda: any(keyboard(m) for m in s.api.sent))
             (card,) = [m for m in s.api.sent if keyboard(m)]
             assert keyboard(card) == ["Approve all", "Review"]
-            assert "3 things found in #ops (work-slack)" in card["text"]
+            assert "3 things found in #ops (work-slack) by Anna" in card["text"]
             saved = [int(o.result["judgment_id"]) for o in agent.outcomes[0]]
             assert all(status(engine, j) == "proposed" for j in saved)
             message = {k: v for k, v in card.items() if k != "params"}
