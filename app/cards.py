@@ -139,3 +139,26 @@ def record_text(record: dict[str, Any]) -> str:
         meta.append("sources " + ", ".join(map(str, provenance["source_refs"])))
     lines += ["", "_" + "; ".join(meta) + "_"]
     return "\n".join(lines)
+
+
+GROUP_LINES = 10
+"""At most this many proposals are listed on a group card (Review shows each)."""
+
+
+def group_card_text(origin: str, records: list[dict[str, Any]]) -> str:
+    """What one source-delta turn proposed, on one card: ``4 things found in #ops``, one
+    line each. Nothing of it is believed until the owner approves."""
+    count = len(records)
+    lines = [f"**{count} thing{'' if count == 1 else 's'} found in {origin}** — Review"]
+    for record in records[:GROUP_LINES]:
+        summary = " ".join(str(record.get("summary", "")).split())
+        if len(summary) > 160:
+            summary = summary[:159] + "…"
+        lines.append(f"- #{record.get('id')} {record.get('kind')}: {summary}")
+    if count > GROUP_LINES:
+        lines.append(f"… and {count - GROUP_LINES} more (Review shows each).")
+    lines.append(
+        "_Claims from outside content, not your beliefs: nothing here is used until you "
+        "approve it. Approve all takes them all; Review sends each for its own decision._"
+    )
+    return "\n".join(lines)

@@ -5,7 +5,8 @@ Code CLI through ``claude_relay``) calls tools through a ``ToolBox``. Its tools
 come from ``app.catalog_tools`` and are limited to the grant's actions, which
 never include the owner-only verbs. A ``ToolBox`` is bound to one turn's
 ``SessionFacts``, so the dispatcher stamps provenance and applies the owner-turn
-rule from what the host knows, never from what the model says.
+rule from what the host knows, never from what the model says; a read that
+brings outside words into the turn taints the facts for the rest of it.
 
 A mutation without a ``command_id`` gets one derived from the input and the
 call's canonical payload: if a crash makes the runtime run the same input
@@ -14,6 +15,7 @@ again, the same call replays its first receipt instead of writing twice.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,9 @@ from app.catalog_tools import (
 )
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.canonical import canonical_hash
+from mama_core.memory.taint import carries_outside_words, origin_of_read
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ToolBox", "ToolOutcome", "ToolSpec", "agent_tools", "tool_name"]
 
@@ -75,8 +80,20 @@ class ToolBox:
                 payload["command_id"] = self._derived_command_id(spec.action, payload)
             called = await run_tool(self.engine, spec, payload, self.facts, self.grant)
             outcome = ToolOutcome.of(called)
+            if spec.read_only and not called.is_error:
+                self._note_outside_words(spec.action, called.result)
         self.calls.append(outcome)
         return outcome
+
+    def _note_outside_words(self, action: str, result: dict[str, Any]) -> None:
+        """Taint the rest of the turn once a read brought in words the owner did not
+        write: from then on the agent's owner-only changes are proposals."""
+        if self.facts.tainted or not carries_outside_words(action, result):
+            return
+        self.facts = self.facts.with_taint(origin_of_read(action, result))
+        log.info(
+            "input %s: %s read outside content; the turn is now tainted", self.input_id, action
+        )
 
     def _derived_command_id(self, action: str, payload: dict[str, Any]) -> str:
         try:

@@ -35,6 +35,10 @@ DELTA_SOURCE_PREFIX = "connector"
 
 OBSERVATIONS_KEY = "observations"
 CONNECTOR_KEY = "connector"
+CHANNELS_KEY = "channels"
+AUTHORS_KEY = "authors"
+"""In a source delta's ``meta``: where its items were said (``#ops``, ``INBOX``) and by
+whom, so what the agent saves from it can say where it came from."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,13 @@ class ConnectorStore:
                 "updated_at = excluded.updated_at",
                 (name, batch.cursor, now),
             )
-            input_id = _post_delta(conn, name, new_ids, scopes, now) if new_ids else None
+            channels = sorted({item.channel for _, item in stored if item.channel})
+            authors = sorted({item.author for _, item in stored if item.author})
+            input_id = (
+                _post_delta(conn, name, new_ids, scopes, channels, authors, now)
+                if new_ids
+                else None
+            )
             _ensure_health(conn, name, kind, now)
             conn.execute(
                 "UPDATE connector_health SET state = CASE WHEN owner_paused = 1 THEN 'paused' "
@@ -285,14 +295,26 @@ def _store_item(conn: Connection, item: Item) -> int | None:
 
 
 def _post_delta(
-    conn: Connection, name: str, new_ids: list[int], scopes: list[str], now: str
+    conn: Connection,
+    name: str,
+    new_ids: list[int],
+    scopes: list[str],
+    channels: list[str],
+    authors: list[str],
+    now: str,
 ) -> int:
     """One source-delta input naming the batch's new observations (ids only) and the
     scopes they belong to: the runtime narrows the turn's grant to those scopes, so
     hostile content cannot make the agent write into ``global`` or another source's
     scope (see ``OwnerRuntime.turn_grant``)."""
     source_ref = f"{DELTA_SOURCE_PREFIX}:{name}:{new_ids[0]}-{new_ids[-1]}"
-    meta: dict[str, Any] = {CONNECTOR_KEY: name, OBSERVATIONS_KEY: new_ids, SCOPES_KEY: scopes}
+    meta: dict[str, Any] = {
+        CONNECTOR_KEY: name,
+        OBSERVATIONS_KEY: new_ids,
+        SCOPES_KEY: scopes,
+        CHANNELS_KEY: channels,
+        AUTHORS_KEY: authors,
+    }
     cur = conn.execute(
         "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
         "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",

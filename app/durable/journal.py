@@ -42,7 +42,8 @@ class DeliveryState(StrEnum):
 
 @dataclass(frozen=True)
 class Delivery:
-    """One message to send: text (replies and notices) or a judgment (proposal cards)."""
+    """One message to send: text (replies and notices) or a judgment (proposal cards;
+    with ``input_id``, the one card for all a source-delta turn proposed)."""
 
     id: int
     kind: DeliveryKind
@@ -63,16 +64,19 @@ class DeliveryJournal:
 
     # --- queueing -------------------------------------------------------
 
-    def enqueue_proposal(self, judgment_id: int, key: str | None = None) -> int | None:
+    def enqueue_proposal(
+        self, judgment_id: int, key: str | None = None, group_input: int | None = None
+    ) -> int | None:
         """Queue the review card of a new proposal (or, with ``key``, of a change
-        proposed to judgment ``judgment_id``); None if it was queued before."""
+        proposed to judgment ``judgment_id``; with ``group_input``, of everything the
+        turn of that source-delta input proposed); None if it was queued before."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
             cur = conn.execute(
-                "INSERT INTO deliveries (kind, judgment_id, dedup_key, state, available_at, "
-                "created_at) VALUES ('proposal', ?, ?, 'queued', ?, ?) "
+                "INSERT INTO deliveries (kind, judgment_id, input_id, dedup_key, state, "
+                "available_at, created_at) VALUES ('proposal', ?, ?, ?, 'queued', ?, ?) "
                 "ON CONFLICT (dedup_key) DO NOTHING",
-                (judgment_id, key or f"proposal:{judgment_id}", now, now),
+                (judgment_id, group_input, key or f"proposal:{judgment_id}", now, now),
             )
             return int(cur.lastrowid or 0) if cur.rowcount else None
 

@@ -6,6 +6,10 @@ sees proposals from this process and from others (``mama mcp``, the CLI) as
 soon as the engine's change-sets announce them (the periodic pass is a fallback);
 the journal's de-duplication makes a second look harmless.
 
+Proposals saved in one source-delta turn become ONE card for that turn ("4 things
+found in #ops"), queued once the turn is over (the cursor waits on the first of
+them until then), instead of one card each.
+
 The first scan of a store (no cursor yet: the runtime never ran on it) cards
 a few waiting proposals, but a backlog becomes one notice instead of a flood
 of cards — they wait in the tray's review window.
@@ -13,9 +17,14 @@ of cards — they wait in the tray's review window.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from typing import Any
+
 from app.durable.journal import DeliveryJournal
 from app.durable.state import get_state, set_state
 from app.durable.transaction import RuntimeDb
+from mama_core.store.connection import Connection
 
 CURSOR_KEY = "proposal_cursor"
 CHANGE_CURSOR_KEY = "change_proposal_cursor"
@@ -40,16 +49,31 @@ class ProposalFeed:
         if stored is None:
             return self._first_scan()
         cursor = int(stored)
+        cards: list[tuple[int, int | None]] = []  # (judgment id, group's input id)
         with self.db.read() as conn:
             rows = conn.execute(
-                "SELECT id, status FROM judgments WHERE id > ? ORDER BY id", (cursor,)
+                "SELECT id, status, provenance FROM judgments WHERE id > ? ORDER BY id",
+                (cursor,),
             ).fetchall()
+            for judgment_id, status, provenance in rows:
+                if str(status) != "proposed":
+                    cursor = int(judgment_id)
+                    continue
+                group = _turn_group(conn, str(provenance))
+                if group is not None and not group.finished:
+                    break  # its turn still runs: card the turn's proposals together after
+                if group is not None and len(group.ids) > 1:
+                    cards.append((group.ids[0], group.input_id))
+                else:
+                    cards.append((int(judgment_id), None))
+                cursor = int(judgment_id)
         queued: list[int] = []
-        for judgment_id, status in rows:
-            if str(status) == "proposed" and self.journal.enqueue_proposal(int(judgment_id)):
-                queued.append(int(judgment_id))
+        for judgment_id, input_id in cards:
+            key = None if input_id is None else f"group:{input_id}"
+            if self.journal.enqueue_proposal(judgment_id, key=key, group_input=input_id):
+                queued.append(judgment_id)
         if rows:
-            set_state(self.db, CURSOR_KEY, str(int(rows[-1][0])))
+            set_state(self.db, CURSOR_KEY, str(cursor))
         return queued
 
     def _first_scan(self) -> list[int]:
@@ -94,3 +118,61 @@ class ProposalFeed:
         if rows or stored is None:
             set_state(self.db, CHANGE_CURSOR_KEY, str(int(rows[-1][0]) if rows else 0))
         return queued
+
+
+@dataclass(frozen=True)
+class ProposalGroup:
+    """What one source-delta turn proposed: reviewed together, on one card."""
+
+    input_id: int
+    source_ref: str
+    finished: bool
+    """The turn is over (done or given up): nothing more will join the group."""
+    origin: str
+    ids: tuple[int, ...]
+    """The group's proposals still waiting for the owner, oldest first."""
+
+
+def proposal_group(db: RuntimeDb, input_id: int) -> ProposalGroup | None:
+    """The proposals the turn of source-delta input ``input_id`` made (None: no input)."""
+    with db.read() as conn:
+        row = conn.execute(
+            "SELECT id, source_ref, state FROM mailbox WHERE id = ?", (input_id,)
+        ).fetchone()
+        return None if row is None else _group(conn, row)
+
+
+def _turn_group(conn: Connection, provenance_json: str) -> ProposalGroup | None:
+    """The group of a proposal saved in a source-delta turn, or None (any other turn)."""
+    try:
+        provenance: Any = json.loads(provenance_json)
+    except ValueError:
+        return None
+    if not isinstance(provenance, dict) or provenance.get("turn") != "source_delta":
+        return None
+    refs: Any = provenance.get("source_refs")  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(refs, list) or len(refs) < 2:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    row = conn.execute(
+        "SELECT id, source_ref, state FROM mailbox WHERE source_ref = ?", (str(refs[1]),)
+    ).fetchone()
+    return None if row is None else _group(conn, row)
+
+
+def _group(conn: Connection, row: tuple[Any, ...]) -> ProposalGroup:
+    input_id, source_ref, state = int(row[0]), str(row[1]), str(row[2])
+    members = conn.execute(
+        "SELECT j.id, json_extract(j.provenance, '$.origin') FROM judgments j "
+        "WHERE j.status = 'proposed' AND json_extract(j.provenance, '$.turn') = 'source_delta' "
+        "AND EXISTS (SELECT 1 FROM json_each(j.provenance, '$.source_refs') r "
+        "WHERE r.value = ?) ORDER BY j.id",
+        (source_ref,),
+    ).fetchall()
+    origin = next((str(o) for _, o in members if o), "") or source_ref
+    return ProposalGroup(
+        input_id,
+        source_ref,
+        state in ("done", "dead"),
+        origin,
+        tuple(int(j) for j, _ in members),
+    )

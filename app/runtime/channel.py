@@ -24,6 +24,8 @@ class OutgoingMessage:
     reply_to: dict[str, Any] = field(default_factory=dict)
     review_change_id: int | None = None
     review_kind: str | None = None
+    review_group: int | None = None
+    """The source-delta input whose proposals this one card shows (Approve all / Review)."""
 
 
 class DeliveryError(Exception):

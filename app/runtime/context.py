@@ -172,7 +172,7 @@ class ContextBuilder:
             self._set_watermark(backend, index.watermark)
             return index.text
         with self.db.locked() as conn:
-            delta = render_delta(conn, self._scopes(), since)
+            delta = render_delta(conn, self._scopes(), since, self.settings.guidance_budget_tokens)
         if delta.watermark != since:
             self._set_watermark(backend, delta.watermark)
         return delta.text

@@ -36,6 +36,7 @@ from app.backends.base import (
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.clock import Clock, SystemClock
+from app.durable.connector_store import AUTHORS_KEY, CHANNELS_KEY, CONNECTOR_KEY
 from app.durable.evidence import content_scopes
 from app.durable.forgetting import purge_since_watch, watch_from
 from app.durable.journal import DeliveryJournal
@@ -346,7 +347,8 @@ class OwnerRuntime:
             except StaleClaimError:
                 log.warning("input %s was reclaimed meanwhile; its reply is dropped", claimed.id)
                 reply = None
-            self._send.set()
+            # The turn is over: what it proposed can now be carded together.
+            self._scan_soon()
         for listener in list(self.turn_listeners):
             listener(claimed, reply)
 
@@ -486,7 +488,9 @@ class OwnerRuntime:
 
         Content the owner forwarded or quoted is outside content delivered by the
         owner: its turn is a source-delta turn (not an owner turn), and the agent,
-        never the owner's voice, is the actor.
+        never the owner's voice, is the actor. Any turn but the owner's plain message
+        starts tainted (it carries words the owner did not write); an owner's turn
+        becomes tainted when the agent reads such words (``ToolBox``).
         """
         forwarded = claimed.evidence is not None
         facts = SessionFacts(
@@ -497,6 +501,8 @@ class OwnerRuntime:
             source_refs=(claimed.observation_ref, claimed.source_ref),
             backend=self.backend.name,
             message_ref=claimed.source_ref if claimed.kind is InputKind.OWNER_MESSAGE else None,
+            tainted=forwarded or claimed.kind is not InputKind.OWNER_MESSAGE,
+            origin=origin_of(claimed),
         )
         speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
         if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE and not forwarded:
@@ -513,6 +519,8 @@ class OwnerRuntime:
             source_refs=facts.source_refs,
             backend=CommandModeBackend.name,
             message_ref=facts.message_ref,
+            tainted=facts.tainted,
+            origin=facts.origin,
         )
 
     @contextlib.asynccontextmanager
@@ -626,6 +634,36 @@ def _tell(listeners: list[Callable[[bool], None]], value: bool) -> None:
             listener(value)
         except Exception:
             log.exception("a runtime listener failed")
+
+
+def origin_of(claimed: ClaimedInput) -> str | None:
+    """Where an input's outside words come from, for a person: ``#ops (work-slack)``,
+    ``a message the owner forwarded from Bob``; None for the owner's own words."""
+    how = claimed.evidence
+    if claimed.kind is InputKind.OWNER_MESSAGE:
+        if how is None:
+            return None
+        sender = f" from {claimed.author}" if claimed.author else ""
+        return f"a message the owner {how.value}{sender}"
+    if claimed.kind is InputKind.SCHEDULED:
+        return "a scheduled run"
+    connector = str(claimed.meta.get(CONNECTOR_KEY) or claimed.source)
+    channels = _names(claimed.meta.get(CHANNELS_KEY))
+    authors = _names(claimed.meta.get(AUTHORS_KEY))
+    where = f"{', '.join(channels)} ({connector})" if channels else connector
+    if 0 < len(authors) <= MAX_AUTHORS_NAMED:
+        where += f" by {', '.join(authors)}"
+    return where
+
+
+MAX_AUTHORS_NAMED = 3
+"""An origin names a delivery's authors when there are at most this many."""
+
+
+def _names(value: object) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [str(v) for v in value if v]  # pyright: ignore[reportUnknownVariableType]
 
 
 def owner_facts(name: str = "owner") -> SessionFacts:

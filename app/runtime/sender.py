@@ -14,8 +14,9 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from app.cards import card_text
+from app.cards import card_text, group_card_text
 from app.durable.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
+from app.durable.proposals import ProposalGroup, proposal_group
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,
@@ -103,6 +104,8 @@ class Sender:
         if delivery.kind is not DeliveryKind.PROPOSAL:
             return OutgoingMessage(delivery.text, reply_to=delivery.input_meta)
         assert delivery.judgment_id is not None
+        if delivery.input_id is not None:
+            return await self._group_message(delivery.input_id)
         record = await self._read_judgment(delivery.judgment_id)
         waiting = record is not None and (
             record.get("status") == "proposed" or bool(record.get("pending_change"))
@@ -117,3 +120,12 @@ class Sender:
             review_change_id=int(change["id"]) if change else None,
             review_kind=None if change else record.get("kind"),
         )
+
+    async def _group_message(self, input_id: int) -> OutgoingMessage | None:
+        """The one card for what a source-delta turn proposed, as it stands now."""
+        group: ProposalGroup | None = await self._db(proposal_group, self.journal.db, input_id)
+        if group is None or not group.ids:
+            log.info("the proposals of input %s were decided before their card left", input_id)
+            return None
+        records = [r for r in [await self._read_judgment(j) for j in group.ids] if r]
+        return OutgoingMessage(group_card_text(group.origin, records), review_group=input_id)

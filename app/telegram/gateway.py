@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 from telegram import (
     Bot,
+    CallbackQuery,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     LinkPreviewOptions,
@@ -68,6 +69,7 @@ from app.cards import card_text, commitment_line, record_text
 from app.durable.clock import Clock
 from app.durable.evidence import evidence_meta, evidence_text
 from app.durable.mailbox import InputKind, NewInput
+from app.durable.proposals import proposal_group
 from app.log_redaction import register_secret
 from app.runtime.channel import (
     DeliveryRefused,
@@ -101,6 +103,10 @@ BUTTONS: dict[str, tuple[str, str]] = {
 """A review card's verbs: the button's label and the word for it done. A proposed
 commitment is confirmed or dropped; the verbs are review.approve and review.reject."""
 
+APPROVE_ALL = "approveall"
+REVIEW_EACH = "revieweach"
+"""A group card's verbs (one card for what a source-delta turn proposed)."""
+
 WORK_LIST_LIMIT = 30
 """At most this many commitments in a /work answer; the rest: ``mama work list``."""
 
@@ -116,6 +122,7 @@ class TelegramPart:
     reply_to_message_id: int | None = None
     review_change_id: int | None = None
     review_kind: str | None = None
+    review_group: int | None = None
 
 
 @dataclass(frozen=True)
@@ -354,6 +361,9 @@ class TelegramGateway:
         if verb == FORGET_PREFIX:
             await self.forget.answer(query, chat_id)
             return
+        if verb in (APPROVE_ALL, REVIEW_EACH) and ident.isdigit():
+            await self._on_group(query, verb, int(ident), chat_id)
+            return
         ident, _, change_id = ident.partition(":")  # a card for a proposed change names it
         if (
             not ident.isdigit()
@@ -398,6 +408,44 @@ class TelegramGateway:
         with contextlib.suppress(TelegramError):
             await query.edit_message_text(
                 to_html(f"{body}\n\n**{receipt_line}**"), parse_mode=ParseMode.HTML
+            )
+
+    async def _on_group(self, query: CallbackQuery, verb: str, input_id: int, chat_id: int) -> None:
+        """A group card's button: approve every proposal the turn made that still waits,
+        or send each as its own card (Approve / Reject / Show) to decide one by one."""
+        group = await self.runtime.run_db(proposal_group, self.runtime.db, input_id)
+        if group is None or not group.ids:
+            await query.answer("Nothing from that delivery is waiting any more.")
+            return
+        if verb == REVIEW_EACH:
+            for judgment_id in group.ids:
+                await self.runtime.run_db(self.runtime.journal.enqueue_proposal, judgment_id)
+            self.runtime.wake_sender()
+            await query.answer(f"Sending {len(group.ids)} cards.")
+            return
+        card_id = query.message.message_id if query.message is not None else 0
+        facts = replace(
+            owner_facts(self.runtime.settings.owner_name),
+            source_refs=(f"telegram:callback:{query.id}",),
+            message_ref=f"telegram:{chat_id}:{card_id}",
+        )
+        approved: list[int] = []
+        for judgment_id in group.ids:
+            decision = parse_input(
+                ApproveInput, id=judgment_id, command_id=f"telegram:cb:{query.id}:{judgment_id}"
+            )
+            try:
+                await self.engine.mutate_async(decision, facts, Grant.owner())
+            except MamaError as exc:
+                log.info("approve-all: #%s refused: %s", judgment_id, exc.code)
+                continue
+            approved.append(judgment_id)
+        await query.answer(f"Approved {len(approved)} of {len(group.ids)}.")
+        done = ", ".join(f"#{i}" for i in approved) or "none"
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_text(
+                to_html(f"**{group.origin}: approved by you — {done}.**"),
+                parse_mode=ParseMode.HTML,
             )
 
     async def _work(self, message: Message) -> None:
@@ -468,6 +516,7 @@ class TelegramGateway:
                 review_id=message.review_id if i == len(chunks) - 1 else None,
                 review_change_id=message.review_change_id if i == len(chunks) - 1 else None,
                 review_kind=message.review_kind if i == len(chunks) - 1 else None,
+                review_group=message.review_group if i == len(chunks) - 1 else None,
                 reply_to_message_id=int(reply_to) if (i == 0 and reply_to and same_chat) else None,
             )
             for i, chunk in enumerate(chunks)
@@ -503,7 +552,17 @@ class TelegramGateway:
 
     async def _send(self, part: TelegramPart, *, html: bool) -> Message:
         markup = None
-        if part.review_id is not None:
+        if part.review_group is not None:
+            group = part.review_group
+            markup = InlineKeyboardMarkup(
+                [
+                    [
+                        InlineKeyboardButton("Approve all", callback_data=f"{APPROVE_ALL}:{group}"),
+                        InlineKeyboardButton("Review", callback_data=f"{REVIEW_EACH}:{group}"),
+                    ]
+                ]
+            )
+        elif part.review_id is not None:
             jid = part.review_id
             change = "" if part.review_change_id is None else f":{part.review_change_id}"
             yes, no = ("approve", "reject")

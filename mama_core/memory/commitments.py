@@ -74,7 +74,7 @@ def landing_status(
         return Status.ACTIVE
     if replaces_owner_record:
         return Status.PROPOSED
-    if session.is_owner_turn:
+    if session.is_owner_turn and not session.tainted:
         return Status.ACTIVE
     if replaces_any:
         return Status.PROPOSED

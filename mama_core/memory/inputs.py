@@ -242,6 +242,17 @@ class LinkInput(MutationInput):
         return self
 
 
+class GuidanceChangesInput(ActionInput):
+    """guidance.changes: every guidance change between two event ids (a delta's whole)."""
+
+    since: Annotated[int, Field(ge=0, le=MAX_ID)] = Field(
+        description="Changes after this event id (the delta's 'since')."
+    )
+    until: StoreId | None = Field(None, description="Up to this event id (the delta's 'until').")
+    offset: int = Field(0, ge=0, le=MAX_ID, description="Skip this many changes (paging).")
+    limit: int = Field(100, ge=1, le=500, description="At most this many changes.")
+
+
 class TimelineInput(ActionInput):
     """memory.timeline: what the store believed at a time, and what held in the world."""
 

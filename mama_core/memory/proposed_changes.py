@@ -1,7 +1,8 @@
 """Proposed changes to the owner's records: kept until the owner decides.
 
 When ``ownership.decide`` says a non-owner may only *propose* a retire, outcome
-or link on the owner's record, the validated input is kept in
+or link on the owner's record — or a tainted turn's agent closes or reschedules a
+commitment (``taint``) — the validated input is kept in
 ``change_proposals`` (one waiting change per record) under the proposer's
 event. The owner approves or rejects it with the same verbs as a proposed
 judgment (``review.approve`` / ``review.reject`` with the record's id): approving
@@ -59,6 +60,13 @@ class ChangeProposal:
             how = str(p.get("status", "stale"))
             by = f" by #{p['by']}" if p.get("by") is not None else ""
             return f"retire #{self.judgment_id} as {how}{by}: {p.get('reason', '')}"
+        if self.action == "commitment.close":
+            why = f": {p['reason']}" if p.get("reason") else ""
+            return f"mark commitment #{self.judgment_id} {p.get('outcome', 'done')}{why}"
+        if self.action == "commitment.reschedule":
+            when = str(p["due"]) if p.get("due") else "no due time"
+            why = f": {p['reason']}" if p.get("reason") else ""
+            return f"move commitment #{self.judgment_id} to {when}{why}"
         if self.action == "memory.update_outcome":
             why = f" ({p['reason']})" if p.get("reason") else ""
             return f"record the outcome of #{self.judgment_id}: {p.get('outcome', '')}{why}"

@@ -7,6 +7,7 @@ payload; the initial review status follows from the same facts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mama_core.memory.session import SessionFacts
@@ -14,8 +15,9 @@ from mama_core.model import GUIDANCE_KINDS, Involvement, Kind, Status
 
 
 def provenance_of(session: SessionFacts) -> dict[str, Any]:
-    """The provenance JSON stamped on a record written in ``session``."""
-    return {
+    """The provenance JSON stamped on a record written in ``session`` (``tainted`` and
+    ``origin`` only when the turn carried outside words)."""
+    out: dict[str, Any] = {
         "actor_kind": session.actor_kind.value,
         "actor_name": session.actor_name,
         "actor_version": session.actor_version,
@@ -24,6 +26,11 @@ def provenance_of(session: SessionFacts) -> dict[str, Any]:
         "backend": session.backend,
         "message_ref": session.message_ref,
     }
+    if session.tainted:
+        out["tainted"] = True
+    if session.origin:
+        out["origin"] = session.origin
+    return out
 
 
 def involvement_of(session: SessionFacts) -> Involvement:
@@ -41,10 +48,48 @@ def involvement_of(session: SessionFacts) -> Involvement:
 
 
 def initial_status(session: SessionFacts, kind: Kind, replaces_owner_record: bool) -> Status:
-    """Where a new record lands: guidance (or a revision of the owner's record) by anyone
-    but the owner in an owner turn lands ``proposed``; everything else ``active``."""
+    """Where a new record lands. The owner's own word: ``active``. What a source says is
+    a claim, not the owner's belief: anything saved in a source or scheduled turn, or in
+    a turn that carried or read outside words, lands ``proposed``; so do guidance and a
+    revision of the owner's record by anyone but the owner. Everything else ``active``."""
     if session.acts_as_owner:
         return Status.ACTIVE
+    if session.is_source_turn or session.tainted:
+        return Status.PROPOSED
     if kind in GUIDANCE_KINDS or replaces_owner_record:
         return Status.PROPOSED
     return Status.ACTIVE
+
+
+_TURN_WORDS = {
+    "source_delta": "via source delta",
+    "scheduled": "in a scheduled run",
+    "owner_message": "in the owner's chat",
+    "mcp": "in a coding session",
+    "ui": "in the app",
+    "cli": "at the command line",
+}
+_INVOLVEMENT_WORDS = {
+    "owner_stated": "stated by the owner",
+    "owner_approved": "approved by the owner",
+    "agent_inferred": "inferred by {actor}",
+    "source_derived": "from outside content",
+}
+
+
+def origin_line(provenance: Mapping[str, Any], involvement: str, status: str) -> str:
+    """Where a record came from, for every read: ``from #ops (slack) via source delta,
+    proposed``; ``stated by the owner at the command line, active``."""
+    turn = str(provenance.get("turn") or "")
+    where = _TURN_WORDS.get(turn, turn.replace("_", " "))
+    origin = provenance.get("origin")
+    if origin:
+        head = f"from {origin} {where}"
+    else:
+        actor = str(provenance.get("actor_name") or "the agent")
+        head = f"{_INVOLVEMENT_WORDS.get(involvement, involvement).format(actor=actor)} {where}"
+    if provenance.get("tainted") and not origin:
+        head += " after reading outside content"
+    if origin and involvement == "owner_approved":
+        head += ", approved by the owner"
+    return f"{head.strip()}, {status}"

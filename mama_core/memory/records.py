@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.errors import NotFoundError
+from mama_core.memory.provenance import origin_line
 from mama_core.memory.scopes import scope_filter, visible_scopes
 from mama_core.model import Judgment, select_columns
 from mama_core.scope_bindings import scopes_of
@@ -56,6 +57,7 @@ def summary_dict(j: Judgment, scopes: list[str], grant: Grant) -> dict[str, Any]
         "valid_until": j.valid_until,
         "recorded_at": j.recorded_at,
         "involvement": j.involvement,
+        "origin": origin_line(j.provenance, j.involvement, j.status),
     }
 
 

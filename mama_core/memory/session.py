@@ -7,7 +7,7 @@ never from anything the caller puts in a payload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 
@@ -54,6 +54,13 @@ class SessionFacts:
     source_refs: tuple[str, ...] = ()
     backend: str | None = None
     message_ref: str | None = None
+    tainted: bool = False
+    """The turn carried or read words the owner did not write (a forwarded or quoted
+    message, an observation read with a tool, a source digest): the agent's changes to
+    what is the owner's become proposals, and its saves land ``proposed`` (``taint``)."""
+    origin: str | None = None
+    """Where the outside words came from, for a person (``#ops (slack)``, ``a forwarded
+    message``): stamped in the provenance of what is saved, shown by every read."""
 
     @classmethod
     def owner_cli(cls, name: str = "owner") -> SessionFacts:
@@ -86,15 +93,31 @@ class SessionFacts:
         return self.is_owner and self.is_owner_turn
 
     @property
+    def owner_confirms(self) -> bool:
+        """Whether an owner-only change made in this call needs the owner's approval
+        first: anyone but the owner, in a turn with outside words in it."""
+        return self.tainted and not self.acts_as_owner
+
+    def with_taint(self, origin: str | None = None) -> SessionFacts:
+        """These facts once the turn has carried or read outside words (from ``origin``,
+        unless the turn already names where its outside words came from)."""
+        if self.tainted:
+            return self
+        return replace(self, tainted=True, origin=self.origin or origin)
+
+    @property
     def principal(self) -> str:
         """The caller's identity for receipts: a replay must come from the same caller."""
         return f"{self.actor_kind.value}:{self.actor_name}"
 
     def actor_json(self) -> dict[str, str | None]:
-        """The actor as stored in an event row."""
-        return {
+        """The actor as stored in an event row (``tainted`` only when it was)."""
+        actor: dict[str, str | None] = {
             "kind": self.actor_kind.value,
             "name": self.actor_name,
             "version": self.actor_version,
             "turn": self.turn.value,
         }
+        if self.tainted:
+            actor["tainted"] = "yes"
+        return actor

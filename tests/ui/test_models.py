@@ -12,7 +12,13 @@ from ui.qt import Qt
 from ui.queries import AuditEntry, describe_actor, describe_payload
 from ui.review.detail_html import record_html
 from ui.review.lists import ACTIVE_GUIDANCE, PROPOSED, RETIRED, ListSpec
-from ui.review.models import ID_ROLE, AuditLogModel, JudgmentTableModel
+from ui.review.models import (
+    ID_ROLE,
+    SORT_ROLE,
+    AuditLogModel,
+    JudgmentTableModel,
+    ProposedTableModel,
+)
 from ui.words import local_time
 
 
@@ -112,3 +118,27 @@ def test_audit_descriptions() -> None:
     assert text == "#3 new → proposed; reason: why"
     retired = describe_payload({"transitions": [{"id": 3, "from": "active", "to": "stale"}]})
     assert retired == "#3 active → retired"
+
+
+def test_proposals_say_where_they_came_from(qtmodeltester: ModelTester) -> None:
+    """The Proposed list has a From column; sorting by it puts one source's claims
+    together (an owner's own save says it is theirs: the control)."""
+    model = ProposedTableModel()
+    qtmodeltester.check(model, force_py=True)
+    ops = "from #ops (work-slack) via source delta"
+    model.set_rows(
+        [
+            row(3, status="proposed", origin=f"{ops}, proposed"),
+            row(2, status="proposed", origin="inferred by claude in the owner's chat, proposed"),
+            row(1, status="proposed", origin=f"{ops}, proposed"),
+        ]
+    )
+    column = ProposedTableModel.FROM_COLUMN
+    assert model.headerData(column, Qt.Orientation.Horizontal) == "From"
+    assert model.index(0, column).data() == ops
+    assert model.index(1, column).data() == "inferred by claude in the owner's chat"
+    keys = sorted(
+        (model.index(at, column).data(SORT_ROLE), model.index(at, 0).data(ID_ROLE))
+        for at in range(3)
+    )
+    assert [jid for _, jid in keys] == [1, 3, 2]  # the two from #ops side by side

@@ -18,7 +18,7 @@ from ui.qt import QtCore, Signal
 from ui.queries import scope_names
 from ui.review.audit_list import AuditList
 from ui.review.lists import ACTIVE_GUIDANCE, ALL_MEMORIES, PROPOSED, RETIRED, JudgmentList
-from ui.review.models import RetiredTableModel
+from ui.review.models import ProposedTableModel, RetiredTableModel
 
 if TYPE_CHECKING:
     from mama_core.model import ChangeSet
@@ -49,7 +49,7 @@ class ReviewData(QtCore.QObject):
         self._bridge = bridge
         self._tasks = tasks
         self.lists: dict[int, JudgmentList] = {
-            TAB_PROPOSED: JudgmentList(bridge, PROPOSED, self),
+            TAB_PROPOSED: JudgmentList(bridge, PROPOSED, self, ProposedTableModel),
             TAB_GUIDANCE: JudgmentList(bridge, ACTIVE_GUIDANCE, self),
             TAB_ALL: JudgmentList(bridge, ALL_MEMORIES, self),
             TAB_RETIRED: JudgmentList(bridge, RETIRED, self, RetiredTableModel),

@@ -205,6 +205,33 @@ class RetiredTableModel(JudgmentTableModel):
         return ""
 
 
+def origin_of(row: dict[str, Any]) -> str:
+    """Where a record came from, without its status (``from #ops (work-slack) via
+    source delta``): the review list groups a source's claims by it."""
+    origin = str(row.get("origin") or "")
+    return origin.rsplit(", ", 1)[0] if ", " in origin else origin
+
+
+class ProposedTableModel(JudgmentTableModel):
+    """Proposals, with a column saying where each came from: sorting by it puts what
+    one source said together, to review in one pass."""
+
+    COLUMNS: ClassVar[tuple[str, ...]] = (*JudgmentTableModel.COLUMNS, "From")
+    FROM_COLUMN = len(JudgmentTableModel.COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if index.isValid() and index.column() == self.FROM_COLUMN:
+            row = self.record(index.row())
+            origin = "" if row is None else origin_of(row)
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                return origin
+            if role == SORT_ROLE:
+                return origin.casefold()
+            if role not in (ID_ROLE, RECORD_ROLE):
+                return None
+        return super().data(index, role)
+
+
 class AuditLogModel(_ColumnsModel):
     """The event log, newest first; older pages load when the view scrolls down."""
 

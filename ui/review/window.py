@@ -183,6 +183,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
             samples = AUDIT_SAMPLES if tab == TAB_AUDIT else judgment_samples()
             if tab == TAB_RETIRED:
                 samples = (*samples, "blocks resaving (#0000)")
+            if tab == TAB_PROPOSED:
+                samples = (*samples, "from #channel (connector) via source delta")
             view = make_table_view(source, f"view_{tab}", samples)
             if tab in MULTI_SELECT_TABS:
                 view.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)

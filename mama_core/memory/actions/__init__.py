@@ -14,6 +14,7 @@ from mama_core.memory.actions import memory_read
 from mama_core.memory.actions import retiring
 from mama_core.memory.actions import outcomes
 from mama_core.memory.actions import timeline
+from mama_core.memory.actions import guidance_changes
 from mama_core.memory.actions import checkpoints
 from mama_core.memory.actions import review
 from mama_core.memory.actions import restore
@@ -31,6 +32,7 @@ __all__ = [
     "checkpoints",
     "commitment_changes",
     "commitment_list",
+    "guidance_changes",
     "memory_read",
     "observation_reads",
     "observations",

@@ -4,7 +4,9 @@ Neither edits a row: each appends a new commitment record (the same "what", scop
 sources, with the new state or due) that supersedes the open one, in one event, so the
 log tells the commitment's whole life. Only the owner, or an agent in a turn the owner
 started, may do either (``commitments.require_owner_turn``); a proposed commitment is
-confirmed with review.approve or refused with review.reject instead.
+confirmed with review.approve or refused with review.reject instead. In a turn that
+carried or read words the owner did not write ("Bob cancelled, says the mail") the
+agent's close or reschedule is a proposed change the owner decides (``taint``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mama_core.memory import commitments
+from mama_core.memory import commitments, proposed_changes
 from mama_core.memory.commitments import Terms
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import CommitmentCloseInput, CommitmentRescheduleInput
@@ -37,12 +39,15 @@ from mama_core.scope_bindings import bind_scopes, scopes_of
 def close_command(call: Call[CommitmentCloseInput], env: Env) -> Command:
     inp = call.input
     commitments.require_owner_turn(call.session, call.spec.name)
+    doing = f"marking it {inp.outcome}"
 
     def new_terms(old: Terms) -> Terms:
         return Terms(old.owed_by, old.owed_to, old.due_at, old.due_tz, inp.outcome, old.sources)
 
     def apply(tx: Tx) -> Applied:
-        return _succeed(tx, env, inp.id, f"marking it {inp.outcome}", new_terms, inp.reason)
+        if call.session.owner_confirms:
+            return _propose(tx, call, inp.id, doing)
+        return _succeed(tx, env, inp.id, doing, new_terms, inp.reason)
 
     return command_for(call, apply)
 
@@ -64,9 +69,20 @@ def reschedule_command(call: Call[CommitmentRescheduleInput], env: Env) -> Comma
         return Terms(old.owed_by, old.owed_to, due_at, due_tz, commitments.OPEN, old.sources)
 
     def apply(tx: Tx) -> Applied:
+        if call.session.owner_confirms:
+            return _propose(tx, call, inp.id, "rescheduling it")
         return _succeed(tx, env, inp.id, "rescheduling it", new_terms, inp.reason)
 
     return command_for(call, apply)
+
+
+def _propose(tx: Tx, call: Call[Any], target_id: int, doing: str) -> Applied:
+    """In a tainted turn: keep the change, with the agent's reason, for the owner to
+    approve (it then runs as the owner's own) or reject; the commitment stays open."""
+    target = load_visible(tx.conn, target_id, tx.grant)
+    commitments.open_terms(tx.conn, target, doing)  # refused now if it is not open
+    require_writable(tx.grant, scopes_of(tx.conn, target.id), f"commitment {target.id}")
+    return proposed_changes.propose(tx, call.spec.name, target, call.input)
 
 
 def _succeed(

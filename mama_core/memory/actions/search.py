@@ -10,6 +10,7 @@ the first ranked search pays for.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mama_core.memory import plain_search
@@ -17,6 +18,7 @@ from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
+from mama_core.memory.provenance import origin_line
 from mama_core.memory.scopes import read_scopes, visible_scopes
 from mama_core.recall import RecallHit, RecallQuery
 from mama_core.scope_bindings import all_scope_names
@@ -52,11 +54,23 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
         include_history=inp.include_history,
     )
     hits = env.recall().search(query)
-    results = [_hit_dict(hit, grant) for hit in hits]
+    provenance = _provenance(conn, [hit.id for hit in hits])
+    results = [_hit_dict(hit, grant, provenance.get(hit.id, {})) for hit in hits]
     return {"results": results, "count": len(results)}
 
 
-def _hit_dict(hit: RecallHit, grant: Grant) -> dict[str, Any]:
+def _provenance(conn: Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Each hit's provenance, for its origin line."""
+    if not ids:
+        return {}
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        f"SELECT id, provenance FROM judgments WHERE id IN ({marks})", ids
+    ).fetchall()
+    return {int(jid): json.loads(str(raw)) for jid, raw in rows}
+
+
+def _hit_dict(hit: RecallHit, grant: Grant, provenance: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": hit.id,
         "kind": hit.kind,
@@ -71,6 +85,7 @@ def _hit_dict(hit: RecallHit, grant: Grant) -> dict[str, Any]:
         "valid_until": hit.valid_until,
         "recorded_at": hit.recorded_at,
         "involvement": hit.involvement,
+        "origin": origin_line(provenance, hit.involvement, hit.status),
         "label": hit.label,
         "score": round(hit.score, 6),
         "found_by": list(hit.found_by),

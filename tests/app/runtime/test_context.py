@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from app.durable.mailbox import ClaimedInput, InputKind, Mailbox, NewInput
 from app.durable.transaction import RuntimeDb
-from app.runtime.context import EVIDENCE_CLOSE, ContextBuilder, render_input, wrap_evidence
+from app.runtime.context import (
+    EVIDENCE_CLOSE,
+    ContextBuilder,
+    ContextSettings,
+    render_input,
+    wrap_evidence,
+)
+from mama_core.guidance import approx_tokens
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from tests.app.runtime.support import ManualClock
 
@@ -84,3 +91,24 @@ def test_outside_content_cannot_close_its_evidence_block(
     mine = claim(box, InputKind.OWNER_MESSAGE, 2, attack)
     assert render_input(mine).endswith(attack)
     assert wrap_evidence("x", source='a"b', ref="r", author="c\nd").count('"') == 6
+
+
+def test_a_turns_guidance_delta_keeps_the_guidance_budget(
+    engine: Engine, runtime_db: RuntimeDb, clock: ManualClock
+) -> None:
+    owner = SessionFacts.owner_cli()
+    box = Mailbox(runtime_db, clock)
+    current = claim(box, InputKind.OWNER_MESSAGE, 1, "Continue, please.")
+    builder = ContextBuilder(engine, runtime_db, box, GRANT, ContextSettings(200))
+    builder.build(current, AGENT, "test", fresh=True)
+    lesson = "When {n} invoices arrive together, check the billing dashboard before replying"
+    payloads = [
+        {"kind": "lesson", "summary": lesson.format(n=n), "applies_when": "billing mail"}
+        for n in range(30)
+    ]
+    engine.dispatch_batch("memory.save", payloads, owner, Grant.owner())
+    changed = builder.build(current, AGENT, "test", fresh=False)
+    delta = changed.removesuffix(render_input(current)).strip()
+    assert delta.startswith("Guidance changed since your last turn:")  # control: shown
+    assert approx_tokens(delta) <= 200
+    assert "more changes not shown: read them with guidance.changes" in delta

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mama_core.guidance import render_delta, render_index
+from mama_core.guidance import approx_tokens, render_delta, render_index
 from mama_core.memory import Grant
 from tests.mama_core.recall.world import AGENT, World
 
@@ -58,3 +58,61 @@ def test_purged_and_rejected(world: World) -> None:
     assert [(r.id, r.status, r.summary) for r in delta.retired] == [(gone, "purged", "")]
     assert "door code" not in delta.text  # the purged text is not repeated
     assert not delta.added and not delta.revised
+
+
+LESSON = (
+    "Lesson {n}: when a customer writes about an invoice, check the billing dashboard "
+    "for the account before answering, and quote the invoice number"
+)
+
+
+def test_a_delta_stays_within_the_budget_and_the_rest_is_readable(world: World) -> None:
+    """60 new lessons made a delta of about 1,820 tokens against a budget of 200: now
+    what does not fit is counted, and guidance.changes returns every one of them."""
+    retired = world.save("Never deploy on Fridays", "constraint")
+    start = render_index(world.reader, ["global"])
+    lessons = [world.save(LESSON.format(n=n), "lesson") for n in range(60)]
+    world.retire(retired, "we deploy continuously now")
+
+    unbounded = render_delta(world.reader, ["global"], start.watermark)
+    assert approx_tokens(unbounded.text) > 1500  # the reproduction: far over the budget
+    delta = render_delta(world.reader, ["global"], start.watermark, budget_tokens=200)
+    assert delta.count == 61
+    assert approx_tokens(delta.text) <= 200
+    shown = [jid for jid in lessons if f"[#{jid}]" in delta.text]
+    assert shown and len(shown) < 60  # some fit, not all
+    # The retirement weighs most: it is shown, and the rest is counted with the action.
+    assert f"[#{retired}] constraint no longer applies" in delta.text
+    assert delta.omitted == 60 - len(shown)
+    assert (
+        f"and {delta.omitted} more changes not shown: read them with guidance.changes "
+        f'{{"since": {start.watermark}, "until": {delta.watermark}}}'
+    ) in delta.text
+
+    # The action returns them all, to an agent too (its own scopes), paged.
+    read = {"since": start.watermark, "until": delta.watermark, "limit": 50}
+    agent_grant = Grant.agent(["global"])
+    first = world.dispatch("guidance.changes", read, AGENT, agent_grant)
+    second = world.dispatch("guidance.changes", {**read, "offset": 50}, AGENT, agent_grant)
+    assert first["total"] == 61 and first["more"] and not second["more"]
+    changes = first["changes"] + second["changes"]
+    assert changes[0] == {
+        "change": "retired",
+        "id": retired,
+        "kind": "constraint",
+        "status": "stale",
+        "summary": "Never deploy on Fridays",
+    }
+    assert sorted(c["id"] for c in changes if c["change"] == "added") == sorted(lessons)
+    # A scope the agent lacks shows nothing (control above: the same range, its scope).
+    elsewhere = world.dispatch("guidance.changes", read, AGENT, Grant.agent(["project:x"]))
+    assert elsewhere["total"] == 0
+
+
+def test_a_small_delta_is_rendered_whole(world: World) -> None:
+    start = render_index(world.reader, ["global"])
+    added = world.save("Run the tests before every push", "constraint")
+    delta = render_delta(world.reader, ["global"], start.watermark, budget_tokens=200)
+    whole = render_delta(world.reader, ["global"], start.watermark)
+    assert delta.text == whole.text and f"[#{added}]" in delta.text
+    assert delta.omitted == 0 and "not shown" not in delta.text

@@ -390,9 +390,10 @@ def test_a_non_owner_turn_cannot_close_one_by_retiring_or_replacing_it(
         )
         assert revision["status"] == "proposed"
     assert [c["id"] for c in listed(engine, include_proposed=False)] == [target["judgment_id"]]
-    # Positive controls: the same turn retires a fact it recorded; an agent answering the
-    # owner retires the commitment.
-    fact = engine.dispatch("memory.save", {"kind": "fact", "summary": "x"}, session, grant)
+    # Positive controls: the same turn retires an agent's fact (not the owner's; what it
+    # saves itself is a claim, proposed); an agent answering the owner retires the
+    # commitment.
+    fact = engine.dispatch("memory.save", {"kind": "fact", "summary": "x"}, AGENT, grant)
     engine.dispatch("memory.retire", {"id": fact["judgment_id"], "reason": "moot"}, session, grant)
     engine.dispatch(
         "memory.retire", {"id": target["judgment_id"], "reason": "arrived"}, AGENT, grant

@@ -69,8 +69,9 @@ def test_retiring_the_owners_rule_is_a_proposal_and_the_rule_stays(
     index = render_index(engine.store.conn, ["global"])
     assert f"[#{rule}]" in index.text
 
-    # Positive control: the same caller retires its own unapproved record at once.
-    own = save(engine, "Ticket 12 is open", session=session, grant=agent_grant())["judgment_id"]
+    # Positive control: the same caller retires a record that is not the owner's at once
+    # (an agent's note; what a source turn saves itself is a claim, proposed).
+    own = save(engine, "Ticket 12 is open", session=AGENT, grant=agent_grant())["judgment_id"]
     direct = _retire(engine, own, session)
     assert direct["status"] == "stale"
     assert "proposed" not in direct
@@ -168,16 +169,22 @@ def test_replacing_the_owners_record_lands_proposed_and_supersedes_only_on_appro
     assert _record(engine, rule)["status"] == "superseded"
     assert _events(engine, rule)[-1]["actor"]["kind"] == "owner"
 
-    # Positive control: replacing its own fact is immediate.
-    own = save(engine, "Build 7 is green", session=session, grant=agent_grant())["judgment_id"]
+    # Positive control: replacing a fact that is not the owner's is immediate — except
+    # that what a source or scheduled turn says is a claim: it waits for the owner.
+    own = save(engine, "Build 7 is green", session=AGENT, grant=agent_grant())["judgment_id"]
     newer = save(engine, "Build 8 is green", replaces=[own], session=session, grant=agent_grant())
-    assert newer["status"] == "active"
+    if session.is_source_turn:
+        assert newer["status"] == "proposed"
+        assert _record(engine, own)["status"] == "active"
+        engine.dispatch("review.approve", {"id": newer["judgment_id"]}, OWNER, OWNER_GRANT)
+    else:
+        assert newer["status"] == "active"
     assert _record(engine, own)["status"] == "superseded"
 
 
 @pytest.mark.parametrize("session", NOT_OWNER, ids=NOT_OWNER_IDS)
 def test_only_the_owner_creates_tombstones(engine: Engine, session: SessionFacts) -> None:
-    own = save(engine, "Use the staging bucket", session=session, grant=agent_grant())
+    own = save(engine, "Use the staging bucket", session=AGENT, grant=agent_grant())
     events = event_count(engine)
     with pytest.raises(NotGrantedError) as info:
         _retire(engine, own["judgment_id"], session, forbid_resave=True)

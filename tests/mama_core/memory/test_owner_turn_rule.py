@@ -8,6 +8,7 @@ import pytest
 
 from mama_core.memory import Engine, OwnerTurnRequiredError
 from tests.mama_core.memory.helpers import (
+    AGENT,
     OWNER,
     OWNER_GRANT,
     SCHEDULED_AGENT,
@@ -56,8 +57,11 @@ def test_retiring_or_replacing_the_owners_records_is_only_proposed(engine: Engin
         )
     assert info.value.details["ids"] == [stated]
 
-    # Positive control: the same turn may retire its own non-guidance record.
-    own = save(engine, "Ticket 12 is open", session=session, grant=agent_grant())["judgment_id"]
+    # Positive control: the same turn may retire a record that is not the owner's (an
+    # agent's own note from an earlier turn). What it saves itself is a claim, proposed.
+    claim = save(engine, "Ticket 12 is closed", session=session, grant=agent_grant())
+    assert claim["status"] == "proposed"
+    own = save(engine, "Ticket 12 is open", session=AGENT, grant=agent_grant())["judgment_id"]
     assert (
         engine.dispatch("memory.retire", {"id": own, "reason": "closed"}, session, agent_grant())[
             "status"

@@ -41,10 +41,12 @@ def test_agent_guidance_is_proposed_owner_guidance_active(engine: Engine, kind: 
 
 @pytest.mark.parametrize("kind", OTHER)
 def test_other_kinds_by_agents_are_active(engine: Engine, kind: str) -> None:
+    """An agent answering the owner records other kinds as beliefs; what a source says is a
+    claim: the same save in a source-delta turn waits for the owner (``proposed``)."""
     receipt = save(engine, f"agent {kind}", kind, session=AGENT, grant=agent_grant())
     assert receipt["status"] == "active"
     source = save(engine, f"source {kind}", kind, session=SOURCE_TURN_AGENT, grant=agent_grant())
-    assert source["status"] == "active"
+    assert source["status"] == "proposed"
     assert _involvement(engine, source["judgment_id"]) == "source_derived"
 
 
