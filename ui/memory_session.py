@@ -109,4 +109,6 @@ def open_memory(
 
 def warm_up(memory: OpenMemory) -> None:
     """Load the model into memory now, so the first search does not pay for it."""
-    memory.embedder.embed_one("warm-up")
+    from mama_core.embeddings import QUERY
+
+    memory.embedder.embed_one("warm-up", QUERY)  # what the first search needs

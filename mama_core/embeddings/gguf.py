@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mama_core.embeddings.base import l2_normalise
+from mama_core.embeddings.base import PASSAGE, ROLES, Role, l2_normalise
 from mama_core.embeddings.errors import ModelError
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ DEFAULT_MAX_TOKENS = 256
 # Tokens per llama.cpp decode. BERT attends over the whole batch at once, so this is
 # also the micro-batch; 512 fits one full-length text and keeps the attention small.
 DEFAULT_BATCH_TOKENS = 512
+
+# What the model wants in front of each role's text (convert_e5 writes them; absent: none).
+_QUERY_PREFIX_KEY = "mama.embedding.query_prefix"
+_PASSAGE_PREFIX_KEY = "mama.embedding.passage_prefix"
 
 _LOWERCASE_KEY = "tokenizer.ggml.normalizer.lowercase"
 _STRIP_ACCENTS_KEY = "tokenizer.ggml.normalizer.strip_accents"
@@ -94,25 +98,35 @@ class GgufEmbedder:
         """Word pieces per text, counting ``[CLS]`` and ``[SEP]``; the rest is cut off."""
         return min(self._requested_max_tokens, self._read_header().context_length)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def prefix(self, role: Role) -> str:
+        """What goes in front of a ``role`` text for this model (from the file's metadata)."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+        header = self._read_header()
+        return header.query_prefix if role == "query" else header.passage_prefix
+
+    def embed(self, texts: Sequence[str], role: Role = PASSAGE) -> np.ndarray:
         """An (n, dim) float32 array of unit vectors, one row per text, in order."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
+        prefix = self.prefix(role)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             runtime = self._load()
-            ids = [runtime.token_ids(text, self.max_tokens) for text in texts]
+            ids = [runtime.token_ids(prefix + text, self.max_tokens) for text in texts]
             return l2_normalise(runtime.embed_ids(ids))
 
-    def embed_one(self, text: str) -> np.ndarray:
+    def embed_one(self, text: str, role: Role = PASSAGE) -> np.ndarray:
         """One (dim,) float32 unit vector."""
-        return self.embed([text])[0]
+        return self.embed([text], role)[0]
 
-    def token_ids(self, text: str) -> list[int]:
-        """The token ids ``embed`` feeds the model for ``text``, after truncation."""
+    def token_ids(self, text: str, role: Role | None = None) -> list[int]:
+        """The token ids ``embed`` feeds the model for ``text`` (with ``role``'s prefix,
+        none if ``role`` is None), after truncation."""
+        prefix = "" if role is None else self.prefix(role)
         with self._lock:
-            return self._load().token_ids(text, self.max_tokens)
+            return self._load().token_ids(prefix + text, self.max_tokens)
 
     def close(self) -> None:
         """Free the llama.cpp model; the next ``embed`` loads it again."""
@@ -143,6 +157,8 @@ class _Header:
     pooling: int | None
     # (lowercase, strip_accents) for a WordPiece vocabulary, else None.
     bert_case: tuple[bool, bool] | None
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     @classmethod
     def read(cls, path: Path) -> _Header:
@@ -170,9 +186,23 @@ class _Header:
                 "to use the default model.",
                 details={"path": str(path), "reason": repr(exc)},
             ) from exc
-        if not isinstance(dim, int) or not isinstance(context_length, int):
+        query_prefix = meta.get(_QUERY_PREFIX_KEY, "")
+        passage_prefix = meta.get(_PASSAGE_PREFIX_KEY, "")
+        if (
+            not isinstance(dim, int)
+            or not isinstance(context_length, int)
+            or not isinstance(query_prefix, str)
+            or not isinstance(passage_prefix, str)
+        ):
             raise ModelError(f"The embedding model file {path} has malformed metadata.")
-        return cls(dim, context_length, pooling if isinstance(pooling, int) else None, bert_case)
+        return cls(
+            dim,
+            context_length,
+            pooling if isinstance(pooling, int) else None,
+            bert_case,
+            query_prefix,
+            passage_prefix,
+        )
 
 
 class _Runtime:
