@@ -11,12 +11,14 @@ L2-normalised here in float32.
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
 import hashlib
 import logging
 import mmap
 import os
 import struct
+import sys
 import threading
 import time
 import unicodedata
@@ -180,6 +182,7 @@ class GgufEmbedder:
             if self._runtime is not None:
                 self._runtime.close()
                 self._runtime = None
+                _return_freed_memory()
                 _LOG.debug(
                     "embedding model %s freed after %.0f s idle",
                     self.model_path.name,
@@ -457,6 +460,19 @@ class _Runtime:
         self.release_context()
         self._llama_cpp.llama_batch_free(self.batch)
         self.llama.close()
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap llama.cpp freed back to the system (glibc's ``malloc_trim``).
+
+    Its vocabulary tables are hundreds of thousands of small allocations; freed, they
+    stay in glibc's arenas and the process keeps them resident (measured: 266 MB after
+    freeing e5 in a tray-like process, 134 MB after a trim). Elsewhere a no-op.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def bert_normalise(text: str, lowercase: bool, strip_accents: bool) -> str:
