@@ -47,12 +47,16 @@ DEFAULT_BATCH_TOKENS = 512
 # even for embeddings, which never fill it (llama_context::output_reserve: logits are
 # always sized; at creation for n_seq_max rows, then for the tokens of the largest
 # decode, never shrinking). For e5's 250k-word vocabulary that is 1 MB per token. So:
-# a context keeps at most KEEP_OUTPUT_BYTES between calls (it is freed after a call that
-# grew it further, the model stays loaded), n_seq_max is chosen to fit it, and a bulk
-# call's batch is cut so the buffer never passes MAX_OUTPUT_BYTES. MiniLM (30k words,
-# 0.12 MB per token) is barely touched by either.
+# a context keeps at most KEEP_OUTPUT_BYTES while idle (one that grew further is freed
+# CONTEXT_IDLE_S after its last call; the model stays loaded), n_seq_max is chosen to
+# fit it, and a bulk call's batch is cut so the buffer never passes MAX_OUTPUT_BYTES.
+# MiniLM (30k words, 0.12 MB per token) is barely touched by either.
 KEEP_OUTPUT_BYTES = 32 << 20
 MAX_OUTPUT_BYTES = 256 << 20
+# A grown context is freed after this many seconds without a call, not at once: a bulk
+# run (catch-up, reindex) calls back to back and would otherwise make and clear a new
+# 256 MB buffer for every batch.
+CONTEXT_IDLE_S = 2.0
 _MAX_SEQ = 256  # llama.cpp's LLAMA_MAX_SEQ
 
 # What the model wants in front of each role's text (convert_e5 writes them; absent: none).
@@ -96,6 +100,8 @@ class GgufEmbedder:
         self.idle_release_s = idle_release_s
         self.released = threading.Event()
         """Set each time an idle release has freed the model."""
+        self.context_released = threading.Event()
+        """Set each time a grown context was freed after CONTEXT_IDLE_S without a call."""
         self._last_use = 0.0
         self._timer: threading.Timer | None = None
 
@@ -141,7 +147,6 @@ class GgufEmbedder:
             try:
                 return l2_normalise(runtime.embed_ids(ids))
             finally:
-                runtime.release_large_context()
                 self._schedule_release()
 
     def embed_one(self, text: str, role: Role = PASSAGE) -> np.ndarray:
@@ -156,39 +161,44 @@ class GgufEmbedder:
             return self._load().token_ids(prefix + text, self.max_tokens)
 
     def _schedule_release(self) -> None:
-        """(Under the lock.) Note a use; make sure a timer will free the model when idle."""
-        if self.idle_release_s is None:
-            return
+        """(Under the lock.) Note a use; make sure a timer will free what idling frees."""
         self._last_use = time.monotonic()
         self.released.clear()
-        if self._timer is None:
-            self._start_timer(self.idle_release_s)
+        large = self._runtime is not None and self._runtime.holds_large_context
+        if (large or self.idle_release_s is not None) and self._timer is None:
+            self._start_timer(CONTEXT_IDLE_S if large else self.idle_release_s or CONTEXT_IDLE_S)
 
     def _start_timer(self, delay: float) -> None:
-        timer = threading.Timer(delay, self._release_if_idle)
+        timer = threading.Timer(max(delay, 0.01), self._release_if_idle)
         timer.daemon = True
         self._timer = timer
         timer.start()
 
     def _release_if_idle(self) -> None:
+        """Timer: free a grown context after CONTEXT_IDLE_S, the model after idle_release_s."""
         with self._lock:
-            if self._timer is None or self.idle_release_s is None:
-                return
-            remaining = self._last_use + self.idle_release_s - time.monotonic()
-            if remaining > 0:
-                self._start_timer(remaining)
-                return
+            if self._timer is None:
+                return  # closed meanwhile
             self._timer = None
-            if self._runtime is not None:
-                self._runtime.close()
-                self._runtime = None
+            idle = time.monotonic() - self._last_use
+            runtime = self._runtime
+            if runtime is not None and runtime.holds_large_context and idle >= CONTEXT_IDLE_S:
+                runtime.release_context()
                 _return_freed_memory()
-                _LOG.debug(
-                    "embedding model %s freed after %.0f s idle",
-                    self.model_path.name,
-                    self.idle_release_s,
-                )
-            self.released.set()
+                self.context_released.set()
+            if self.idle_release_s is not None and idle >= self.idle_release_s and runtime:
+                runtime.close()
+                self._runtime = runtime = None
+                _return_freed_memory()
+                _LOG.debug("embedding model %s freed after %.0f s idle", self.model_path.name, idle)
+                self.released.set()
+            waits: list[float] = []
+            if runtime is not None and runtime.holds_large_context:
+                waits.append(CONTEXT_IDLE_S - idle)
+            if runtime is not None and self.idle_release_s is not None:
+                waits.append(self.idle_release_s - idle)
+            if waits:
+                self._start_timer(min(waits))
 
     def close(self) -> None:
         """Free the llama.cpp model; the next ``embed`` loads it again."""
@@ -384,10 +394,11 @@ class _Runtime:
             self._reserved_tokens = self.n_seq_max
         return self._ctx
 
-    def release_large_context(self) -> None:
-        """Free the context if its output buffer grew past ``KEEP_OUTPUT_BYTES``."""
-        if self._ctx is not None and self._reserved_tokens * self.token_bytes > KEEP_OUTPUT_BYTES:
-            self.release_context()
+    @property
+    def holds_large_context(self) -> bool:
+        """Whether the context's output buffer grew past ``KEEP_OUTPUT_BYTES``."""
+        grown = self._reserved_tokens * self.token_bytes > KEEP_OUTPUT_BYTES
+        return self._ctx is not None and grown
 
     def release_context(self) -> None:
         if self._ctx is not None:
