@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.corpus import Corpus
+from mama_core.embeddings import PASSAGE, Role
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import DbKey, Store
 
@@ -60,7 +61,8 @@ class LookupEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], role: Role = PASSAGE) -> np.ndarray:
+        # Stored texts only (passages): the known vectors are passage vectors.
         began = time.perf_counter()
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for i, text in enumerate(texts):
@@ -72,8 +74,8 @@ class LookupEmbedder:
         self.seconds += time.perf_counter() - began
         return out
 
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+    def embed_one(self, text: str, role: Role = PASSAGE) -> np.ndarray:
+        return self.embed([text], role)[0]
 
 
 class GrowingStore:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
-from mama_core.embeddings.base import Embedder
+from mama_core.embeddings.base import PASSAGE, Embedder, Role
 
 Progress = Callable[[int, int], None]
 
@@ -63,8 +63,12 @@ class CachedEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def _key(self, text: str) -> str:
+    def _key(self, text: str, role: Role = PASSAGE) -> str:
+        # A query vector is never a passage's: queries are keyed apart (passage keys are
+        # as they always were, so existing caches stay valid).
         digest = hashlib.sha256(self._model_id.encode())
+        if role != PASSAGE:
+            digest.update(b"\0" + role.encode())
         digest.update(b"\0")
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
@@ -81,32 +85,38 @@ class CachedEmbedder:
                 found[key] = np.frombuffer(blob, dtype="<f4").copy()
         return found
 
-    def all_cached(self, texts: Sequence[str]) -> bool:
+    def all_cached(self, texts: Sequence[str], role: Role = PASSAGE) -> bool:
         """Whether every text already has a cached vector (nothing to embed)."""
         with self._lock:
-            keys = list(dict.fromkeys(self._key(t) for t in texts))
+            keys = list(dict.fromkeys(self._key(t, role) for t in texts))
             return len(self._lookup(keys)) == len(keys)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], role: Role = PASSAGE) -> np.ndarray:
         """Vectors for ``texts``, from the cache where possible."""
-        return self._embed(list(texts), None, 64)
+        return self._embed(list(texts), None, 64, role)
 
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+    def embed_one(self, text: str, role: Role = PASSAGE) -> np.ndarray:
+        return self.embed([text], role)[0]
 
     def prefetch(
-        self, texts: Sequence[str], progress: Progress | None = None, batch: int = 64
+        self,
+        texts: Sequence[str],
+        progress: Progress | None = None,
+        batch: int = 64,
+        role: Role = PASSAGE,
     ) -> None:
         """Make sure every text is cached, embedding the missing ones in batches."""
         unique = list(dict.fromkeys(texts))
-        self._embed(unique, progress, batch)
+        self._embed(unique, progress, batch, role)
 
-    def _embed(self, texts: list[str], progress: Progress | None, batch: int) -> np.ndarray:
+    def _embed(
+        self, texts: list[str], progress: Progress | None, batch: int, role: Role
+    ) -> np.ndarray:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         if not texts:
             return out
         with self._lock:
-            keys = [self._key(t) for t in texts]
+            keys = [self._key(t, role) for t in texts]
             found = self._lookup(list(dict.fromkeys(keys)))
             pairs = zip(texts, keys, strict=True)
             missing = list(dict.fromkeys(t for t, k in pairs if k not in found))
@@ -115,10 +125,11 @@ class CachedEmbedder:
             for start in range(0, len(missing), batch):
                 chunk = missing[start : start + batch]
                 began = time.perf_counter()
-                vectors = np.asarray(self.inner.embed(chunk), dtype=np.float32)
+                vectors = np.asarray(self.inner.embed(chunk, role), dtype=np.float32)
                 self.embed_seconds += time.perf_counter() - began
                 rows = [
-                    (self._key(t), vectors[i].astype("<f4").tobytes()) for i, t in enumerate(chunk)
+                    (self._key(t, role), vectors[i].astype("<f4").tobytes())
+                    for i, t in enumerate(chunk)
                 ]
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
                 for (key, _), vector in zip(rows, vectors, strict=True):

@@ -35,7 +35,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bench.bigstore import LookupEmbedder
 from bench.corpus import Corpus
-from mama_core.embeddings import Embedder, load_embedder
+from mama_core.embeddings import QUERY, Embedder, load_embedder
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import DbKey, Store
@@ -106,11 +106,11 @@ async def measure(
 
 def embedding_ms(embedder: Embedder, questions: list[str]) -> float:
     """Median time (ms) to embed one question with the real model, in this process."""
-    embedder.embed_one("warm up")
+    embedder.embed_one("warm up", QUERY)
     times = []
     for q in questions:
         t0 = time.perf_counter()
-        embedder.embed_one(q)
+        embedder.embed_one(q, QUERY)
         times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
 

@@ -44,7 +44,7 @@ from bench.bigstore import GrowingStore, LookupEmbedder
 from bench.corpus import Corpus
 from bench.embedding_cache import CachedEmbedder
 from bench.memory_use import rss_mb
-from mama_core.embeddings import load_embedder
+from mama_core.embeddings import QUERY, load_embedder
 from mama_core.recall import PRESETS, Recall, RecallQuery, VectorCache
 
 LIMIT = 10
@@ -109,8 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lookup = LookupEmbedder(model.model_id, model.dim, known)
 
     questions = random.Random(11).sample(corpus.questions, min(args.queries, len(corpus.questions)))
-    embed_ms = timed(lambda i: model.embed_one(questions[i]), len(questions))
-    vectors = list(model.embed(questions))
+    embed_ms = timed(lambda i: model.embed_one(questions[i], QUERY), len(questions))
+    vectors = list(model.embed(questions, QUERY))
 
     grow = GrowingStore(corpus, lookup)
     cache_conn = grow.store.new_connection()

@@ -47,7 +47,7 @@ from bench.metrics import (
 )
 from bench.plain_bm25 import PlainBM25
 from bench.report import Column, Scores, format_table
-from mama_core.embeddings import load_embedder
+from mama_core.embeddings import QUERY, load_embedder
 from mama_core.recall import PRESETS, RecallConfig, RecallQuery
 
 DEPTH = 100
@@ -107,10 +107,10 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def case_texts(case: Case) -> list[str]:
-    """Every text of a case the model embeds: its memories as stored, its questions."""
-    texts = [stored_embedding_text(m.text) for m in case.memories]
-    return texts + [q.text for q in case.questions]
+def case_passages(case: Case) -> list[str]:
+    """Every stored text of a case the model embeds (as passages): its memories as stored.
+    Its questions are embedded as queries."""
+    return [stored_embedding_text(m.text) for m in case.memories]
 
 
 def score_locomo(ranked: Sequence[str], q: Question) -> dict[str, float]:
@@ -160,7 +160,8 @@ class Run:
 
     def prefetch(self) -> float:
         """Embed every memory and question text not cached yet; seconds spent."""
-        texts = [t for c in self.cases for t in case_texts(c)]
+        passages = [t for c in self.cases for t in case_passages(c)]
+        questions = [q.text for c in self.cases for q in c.questions]
         began = time.perf_counter()
         last = [0.0]
 
@@ -169,7 +170,8 @@ class Run:
                 last[0] = time.perf_counter()
                 log(f"  embedding {done}/{total} new texts")
 
-        self.embedder.prefetch(texts, progress)
+        self.embedder.prefetch(passages, progress)
+        self.embedder.prefetch(questions, progress, role=QUERY)
         return time.perf_counter() - began
 
     def run(self) -> None:
@@ -206,7 +208,7 @@ class Run:
         plain: PlainBM25,
     ) -> None:
         began = time.perf_counter()
-        vector = self.embedder.embed_one(q.text)
+        vector = self.embedder.embed_one(q.text, QUERY)
         self.query_embed_ms.append((time.perf_counter() - began) * 1000)
         query = RecallQuery(q.text, scopes=scopes, limit=DEPTH)
         record: dict[str, Any] = {
@@ -271,7 +273,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = Run("longmemeval", cases, embedder, score_longmemeval, LME_METRICS, methods)
     subset = ""
     if args.cached_only:
-        kept = [c for c in cases if embedder.all_cached(case_texts(c))]
+        kept = [
+            c
+            for c in cases
+            if embedder.all_cached(case_passages(c))
+            and embedder.all_cached([q.text for q in c.questions], QUERY)
+        ]
         subset = f"  subset: {len(kept)} of {len(cases)} stores (those fully in the cache)"
         cases = kept
         run.cases = cases

@@ -38,9 +38,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mama_core.embeddings import Role
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_TRAY_S = 2.0
@@ -113,7 +116,7 @@ class MemoEmbedder:
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self._memo: dict[str, np.ndarray] = {}
+        self._memo: dict[str, dict[str, np.ndarray]] = {}
 
     @property
     def model_id(self) -> str:
@@ -123,15 +126,16 @@ class MemoEmbedder:
     def dim(self) -> int:
         return int(self._inner.dim)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+    def embed(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
+        memo = self._memo.setdefault(role, {})  # a query vector is never a passage's
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
         if missing:
-            for text, vector in zip(missing, self._inner.embed(missing), strict=True):
-                self._memo[text] = np.asarray(vector, dtype=np.float32)
-        return np.stack([self._memo[t] for t in texts])
+            for text, vector in zip(missing, self._inner.embed(missing, role), strict=True):
+                memo[text] = np.asarray(vector, dtype=np.float32)
+        return np.stack([memo[t] for t in texts])
 
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+    def embed_one(self, text: str, role: Role = "passage") -> np.ndarray:
+        return self.embed([text], role)[0]
 
 
 def seed_payloads(n: int) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import platformdirs
 
-from mama_core.embeddings import Embedder, load_embedder
+from mama_core.embeddings import PASSAGE, Embedder, load_embedder
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.tombstone_match import difference, near_duplicate
 from mama_core.memory.tombstones import fingerprint
@@ -117,7 +117,7 @@ def score(pairs: Sequence[Pair], embedder: Embedder) -> list[Scored]:
         {saved_text(p.retired, p.applies_when) for p in pairs}
         | {saved_text(p.text, p.applies_when) for p in pairs}
     )
-    vectors = {t: np.asarray(embedder.embed_one(t), dtype=np.float32) for t in texts}
+    vectors = {t: np.asarray(embedder.embed_one(t, PASSAGE), dtype=np.float32) for t in texts}
     return [
         Scored(
             pair=p,

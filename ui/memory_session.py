@@ -95,6 +95,9 @@ def open_memory(
     store = Store.open(paths.db, key.key)
     try:
         embedder = load_embedder(settings.embedding_model_path, paths.cache, progress)
+        # The tray runs all day and searches now and then: it holds the model only while
+        # in use (multilingual-e5-small's vocabulary alone costs llama.cpp ~120 MB).
+        embedder.idle_release_s = MODEL_IDLE_RELEASE_S
         engine = Engine(
             store,
             embedder,
@@ -109,6 +112,13 @@ def open_memory(
     return OpenMemory(paths, settings, key, store, embedder, engine)
 
 
+MODEL_IDLE_RELEASE_S = 300.0
+"""Seconds without a search or a save after which the tray frees the embedding model;
+the next one loads it again (a fraction of a second from the page cache)."""
+
+
 def warm_up(memory: OpenMemory) -> None:
     """Load the model into memory now, so the first search does not pay for it."""
-    memory.embedder.embed_one("warm-up")
+    from mama_core.embeddings import QUERY
+
+    memory.embedder.embed_one("warm-up", QUERY)  # what the first search needs

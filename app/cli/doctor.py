@@ -20,6 +20,7 @@ from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.observations import purge_state_line
 from app.provenance import provenance
+from mama_core.embeddings import PASSAGE
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.recall import count_missing
 from mama_core.store import latest_version
@@ -104,9 +105,9 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
     report.add("purge_pending", pending_purge(store.conn) is not None, purge_state_line(store.conn))
     _copies(obj, report)
     embedder = obj.embedder()
-    vector = embedder.embed_one(PROBE_SENTENCE)  # the first call loads the model
+    vector = embedder.embed_one(PROBE_SENTENCE, PASSAGE)  # the first call loads the model
     start = time.perf_counter()
-    vector = embedder.embed_one(PROBE_SENTENCE)
+    vector = embedder.embed_one(PROBE_SENTENCE, PASSAGE)
     probe_ms = (time.perf_counter() - start) * 1000
     report.add(
         "model",

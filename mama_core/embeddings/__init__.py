@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mama_core.embeddings.base import Embedder
+from mama_core.embeddings.base import PASSAGE, QUERY, Embedder, Role
 from mama_core.embeddings.convert import (
     ConvertProgress,
     default_model_source,
@@ -24,6 +24,9 @@ __all__ = [
     "Embedder",
     "GgufEmbedder",
     "ModelError",
+    "PASSAGE",
+    "QUERY",
+    "Role",
     "default_model_source",
     "ensure_default_model",
     "load_embedder",

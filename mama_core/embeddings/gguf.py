@@ -11,13 +11,16 @@ L2-normalised here in float32.
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
 import hashlib
 import logging
 import mmap
 import os
 import struct
+import sys
 import threading
+import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mama_core.embeddings.base import l2_normalise
+from mama_core.embeddings.base import PASSAGE, ROLES, Role, l2_normalise
 from mama_core.embeddings.errors import ModelError
 
 if TYPE_CHECKING:
@@ -39,6 +42,26 @@ DEFAULT_MAX_TOKENS = 256
 # Tokens per llama.cpp decode. BERT attends over the whole batch at once, so this is
 # also the micro-batch; 512 fits one full-length text and keeps the attention small.
 DEFAULT_BATCH_TOKENS = 512
+
+# llama.cpp reserves an output buffer of vocabulary x tokens floats for every context,
+# even for embeddings, which never fill it (llama_context::output_reserve: logits are
+# always sized; at creation for n_seq_max rows, then for the tokens of the largest
+# decode, never shrinking). For e5's 250k-word vocabulary that is 1 MB per token. So:
+# a context keeps at most KEEP_OUTPUT_BYTES while idle (one that grew further is freed
+# CONTEXT_IDLE_S after its last call; the model stays loaded), n_seq_max is chosen to
+# fit it, and a bulk call's batch is cut so the buffer never passes MAX_OUTPUT_BYTES.
+# MiniLM (30k words, 0.12 MB per token) is barely touched by either.
+KEEP_OUTPUT_BYTES = 32 << 20
+MAX_OUTPUT_BYTES = 256 << 20
+# A grown context is freed after this many seconds without a call, not at once: a bulk
+# run (catch-up, reindex) calls back to back and would otherwise make and clear a new
+# 256 MB buffer for every batch.
+CONTEXT_IDLE_S = 2.0
+_MAX_SEQ = 256  # llama.cpp's LLAMA_MAX_SEQ
+
+# What the model wants in front of each role's text (convert_e5 writes them; absent: none).
+_QUERY_PREFIX_KEY = "mama.embedding.query_prefix"
+_PASSAGE_PREFIX_KEY = "mama.embedding.passage_prefix"
 
 _LOWERCASE_KEY = "tokenizer.ggml.normalizer.lowercase"
 _STRIP_ACCENTS_KEY = "tokenizer.ggml.normalizer.strip_accents"
@@ -62,15 +85,25 @@ class GgufEmbedder:
         n_threads: int | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        idle_release_s: float | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self.n_threads = n_threads or min(4, os.cpu_count() or 1)
-        self.batch_tokens = max(batch_tokens, DEFAULT_BATCH_TOKENS, max_tokens)
+        self.batch_tokens = max(batch_tokens, max_tokens)
         self._requested_max_tokens = max_tokens
         self._model_id = model_id
         self._header: _Header | None = None
         self._lock = threading.Lock()
         self._runtime: _Runtime | None = None
+        # After this many seconds without a call the model is freed (loaded again on the
+        # next call): a long-running process (the tray) then holds no model while idle.
+        self.idle_release_s = idle_release_s
+        self.released = threading.Event()
+        """Set each time an idle release has freed the model."""
+        self.context_released = threading.Event()
+        """Set each time a grown context was freed after CONTEXT_IDLE_S without a call."""
+        self._last_use = 0.0
+        self._timer: threading.Timer | None = None
 
     @property
     def model_id(self) -> str:
@@ -94,29 +127,85 @@ class GgufEmbedder:
         """Word pieces per text, counting ``[CLS]`` and ``[SEP]``; the rest is cut off."""
         return min(self._requested_max_tokens, self._read_header().context_length)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def prefix(self, role: Role) -> str:
+        """What goes in front of a ``role`` text for this model (from the file's metadata)."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+        header = self._read_header()
+        return header.query_prefix if role == "query" else header.passage_prefix
+
+    def embed(self, texts: Sequence[str], role: Role = PASSAGE) -> np.ndarray:
         """An (n, dim) float32 array of unit vectors, one row per text, in order."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
+        prefix = self.prefix(role)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             runtime = self._load()
-            ids = [runtime.token_ids(text, self.max_tokens) for text in texts]
-            return l2_normalise(runtime.embed_ids(ids))
+            ids = [runtime.token_ids(prefix + text, self.max_tokens) for text in texts]
+            try:
+                return l2_normalise(runtime.embed_ids(ids))
+            finally:
+                self._schedule_release()
 
-    def embed_one(self, text: str) -> np.ndarray:
+    def embed_one(self, text: str, role: Role = PASSAGE) -> np.ndarray:
         """One (dim,) float32 unit vector."""
-        return self.embed([text])[0]
+        return self.embed([text], role)[0]
 
-    def token_ids(self, text: str) -> list[int]:
-        """The token ids ``embed`` feeds the model for ``text``, after truncation."""
+    def token_ids(self, text: str, role: Role | None = None) -> list[int]:
+        """The token ids ``embed`` feeds the model for ``text`` (with ``role``'s prefix,
+        none if ``role`` is None), after truncation."""
+        prefix = "" if role is None else self.prefix(role)
         with self._lock:
-            return self._load().token_ids(text, self.max_tokens)
+            return self._load().token_ids(prefix + text, self.max_tokens)
+
+    def _schedule_release(self) -> None:
+        """(Under the lock.) Note a use; make sure a timer will free what idling frees."""
+        self._last_use = time.monotonic()
+        self.released.clear()
+        large = self._runtime is not None and self._runtime.holds_large_context
+        if (large or self.idle_release_s is not None) and self._timer is None:
+            self._start_timer(CONTEXT_IDLE_S if large else self.idle_release_s or CONTEXT_IDLE_S)
+
+    def _start_timer(self, delay: float) -> None:
+        timer = threading.Timer(max(delay, 0.01), self._release_if_idle)
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def _release_if_idle(self) -> None:
+        """Timer: free a grown context after CONTEXT_IDLE_S, the model after idle_release_s."""
+        with self._lock:
+            if self._timer is None:
+                return  # closed meanwhile
+            self._timer = None
+            idle = time.monotonic() - self._last_use
+            runtime = self._runtime
+            if runtime is not None and runtime.holds_large_context and idle >= CONTEXT_IDLE_S:
+                runtime.release_context()
+                _return_freed_memory()
+                self.context_released.set()
+            if self.idle_release_s is not None and idle >= self.idle_release_s and runtime:
+                runtime.close()
+                self._runtime = runtime = None
+                _return_freed_memory()
+                _LOG.debug("embedding model %s freed after %.0f s idle", self.model_path.name, idle)
+                self.released.set()
+            waits: list[float] = []
+            if runtime is not None and runtime.holds_large_context:
+                waits.append(CONTEXT_IDLE_S - idle)
+            if runtime is not None and self.idle_release_s is not None:
+                waits.append(self.idle_release_s - idle)
+            if waits:
+                self._start_timer(min(waits))
 
     def close(self) -> None:
         """Free the llama.cpp model; the next ``embed`` loads it again."""
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             if self._runtime is not None:
                 self._runtime.close()
                 self._runtime = None
@@ -129,7 +218,11 @@ class GgufEmbedder:
     def _load(self) -> _Runtime:
         if self._runtime is None:
             self._runtime = _Runtime.load(
-                self.model_path, self._read_header(), self.n_threads, self.batch_tokens
+                self.model_path,
+                self._read_header(),
+                self.n_threads,
+                self.batch_tokens,
+                self.max_tokens,
             )
         return self._runtime
 
@@ -143,6 +236,8 @@ class _Header:
     pooling: int | None
     # (lowercase, strip_accents) for a WordPiece vocabulary, else None.
     bert_case: tuple[bool, bool] | None
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     @classmethod
     def read(cls, path: Path) -> _Header:
@@ -170,26 +265,66 @@ class _Header:
                 "to use the default model.",
                 details={"path": str(path), "reason": repr(exc)},
             ) from exc
-        if not isinstance(dim, int) or not isinstance(context_length, int):
+        query_prefix = meta.get(_QUERY_PREFIX_KEY, "")
+        passage_prefix = meta.get(_PASSAGE_PREFIX_KEY, "")
+        if (
+            not isinstance(dim, int)
+            or not isinstance(context_length, int)
+            or not isinstance(query_prefix, str)
+            or not isinstance(passage_prefix, str)
+        ):
             raise ModelError(f"The embedding model file {path} has malformed metadata.")
-        return cls(dim, context_length, pooling if isinstance(pooling, int) else None, bert_case)
+        return cls(
+            dim,
+            context_length,
+            pooling if isinstance(pooling, int) else None,
+            bert_case,
+            query_prefix,
+            passage_prefix,
+        )
 
 
 class _Runtime:
-    """A loaded llama.cpp model, its context and one reusable batch."""
+    """A loaded llama.cpp model with its tokenizer, and an embedding context made when
+    needed and freed when it holds too much (see ``KEEP_OUTPUT_BYTES``)."""
 
     def __init__(
-        self, llama: llama_cpp.Llama, n_batch: int, bert_case: tuple[bool, bool] | None
+        self,
+        llama: llama_cpp.Llama,
+        n_batch: int,
+        bert_case: tuple[bool, bool] | None,
+        pooling: int,
+        n_threads: int,
+        max_tokens: int,
     ) -> None:
         import llama_cpp
 
         self._llama_cpp = llama_cpp
         self.llama = llama
         self.bert_case = bert_case
-        self.n_batch = n_batch
-        self.n_seq_max = int(llama_cpp.llama_n_seq_max(llama.ctx))
         self.dim = int(llama.n_embd())
-        self.batch = llama_cpp.llama_batch_init(n_batch, 0, self.n_seq_max)
+        self.token_bytes = max(int(llama.n_vocab()), 1) * 4
+        # A full-length text must fit one decode; past that, keep the buffer bounded.
+        # (Multiples of 64 and powers of two: llama.cpp's graph asserts on odd sizes here.)
+        cap = MAX_OUTPUT_BYTES // self.token_bytes // 64 * 64
+        self.n_batch = max(min(n_batch, cap), -(-max_tokens // 64) * 64, 64)
+        keep = min(_MAX_SEQ, self.n_batch, KEEP_OUTPUT_BYTES // self.token_bytes)
+        self.n_seq_max = 1 << max(keep, 1).bit_length() - 1
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = params.n_batch = params.n_ubatch = self.n_batch
+        params.n_seq_max = self.n_seq_max
+        params.n_threads = params.n_threads_batch = n_threads
+        params.embeddings = True
+        params.pooling_type = pooling
+        params.kv_unified = True
+        # Packed texts attend only within themselves through a mask; flash attention
+        # skips the masked blocks (about 3x the throughput of a full 512-token batch on
+        # 2 cores, same vectors to 1e-4).
+        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        self._params = params
+        self._ctx: Any = None
+        self._reserved_tokens = 0  # rows of the context's output buffer
+        self.batch = llama_cpp.llama_batch_init(self.n_batch, 0, self.n_seq_max)
         # The specials llama.cpp puts around a text ([CLS] … [SEP] for BERT), so a
         # long text can be cut inside them, as sentence-transformers does.
         bare = llama.tokenize(b"a", add_bos=False)
@@ -198,8 +333,14 @@ class _Runtime:
         self.prefix = full[:start]
         self.suffix = full[start + len(bare) :]
 
+    @property
+    def has_context(self) -> bool:
+        return self._ctx is not None
+
     @classmethod
-    def load(cls, path: Path, header: _Header, n_threads: int, n_batch: int) -> _Runtime:
+    def load(
+        cls, path: Path, header: _Header, n_threads: int, n_batch: int, max_tokens: int
+    ) -> _Runtime:
         import llama_cpp
 
         if header.pooling == _POOLING_RANK:
@@ -220,23 +361,22 @@ class _Runtime:
             overrides = {_LOWERCASE_KEY: False, _STRIP_ACCENTS_KEY: False}
         _route_llama_logs()
         try:
+            # The Llama object loads the model and tokenizes; its own context is kept
+            # tiny (one row of output), the embedding context is ours (_context).
             llama = llama_cpp.Llama(
                 str(path),
-                embedding=True,
-                n_ctx=n_batch,
-                n_batch=n_batch,
-                n_ubatch=n_batch,
+                n_ctx=8,
+                n_batch=8,
+                n_ubatch=8,
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
-                pooling_type=pooling,
+                pooling_type=_POOLING_NONE,
                 kv_overrides=overrides,
-                # Packed texts attend only within themselves through a mask; flash
-                # attention skips the masked blocks (about 3x the throughput of a
-                # full 512-token batch on 2 cores, same vectors to 1e-4).
-                flash_attn=True,
                 verbose=False,
             )
-            return cls(llama, n_batch, header.bert_case)
+            runtime = cls(llama, n_batch, header.bert_case, pooling, n_threads, max_tokens)
+            runtime._context()  # fail here, at load, if llama.cpp cannot make one
+            return runtime
         except (ValueError, RuntimeError, OSError, StopIteration) as exc:
             raise ModelError(
                 f"llama.cpp could not load the embedding model {path}; "
@@ -244,6 +384,27 @@ class _Runtime:
                 "to use the default model.",
                 details={"path": str(path), "reason": str(exc), "llama_log": list(_RECENT_LOG)},
             ) from exc
+
+    def _context(self) -> Any:
+        if self._ctx is None:
+            ctx = self._llama_cpp.llama_init_from_model(self.llama.model, self._params)
+            if not ctx:
+                raise RuntimeError("llama_init_from_model returned no context")
+            self._ctx = ctx
+            self._reserved_tokens = self.n_seq_max
+        return self._ctx
+
+    @property
+    def holds_large_context(self) -> bool:
+        """Whether the context's output buffer grew past ``KEEP_OUTPUT_BYTES``."""
+        grown = self._reserved_tokens * self.token_bytes > KEEP_OUTPUT_BYTES
+        return self._ctx is not None and grown
+
+    def release_context(self) -> None:
+        if self._ctx is not None:
+            self._llama_cpp.llama_free(self._ctx)
+            self._ctx = None
+            self._reserved_tokens = 0
 
     def token_ids(self, text: str, max_tokens: int) -> list[int]:
         if self.bert_case is not None:
@@ -282,7 +443,8 @@ class _Runtime:
                 batch.logits[n] = True
                 n += 1
         batch.n_tokens = n
-        ctx = self.llama.ctx
+        ctx = self._context()
+        self._reserved_tokens = max(self._reserved_tokens, n)
         memory = lib.llama_get_memory(ctx)
         if memory:
             lib.llama_memory_clear(memory, True)
@@ -306,8 +468,22 @@ class _Runtime:
             out[seq_id] = np.ctypeslib.as_array(pointer, shape=(self.dim,))
 
     def close(self) -> None:
+        self.release_context()
         self._llama_cpp.llama_batch_free(self.batch)
         self.llama.close()
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap llama.cpp freed back to the system (glibc's ``malloc_trim``).
+
+    Its vocabulary tables are hundreds of thousands of small allocations; freed, they
+    stay in glibc's arenas and the process keeps them resident (measured: 266 MB after
+    freeing e5 in a tray-like process, 134 MB after a trim). Elsewhere a no-op.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def bert_normalise(text: str, lowercase: bool, strip_accents: bool) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mama_core.embeddings.base import Embedder
+from mama_core.embeddings.base import PASSAGE, Embedder
 from mama_core.errors import MamaError
 from mama_core.memory.anchor import (
     AnchorKeeper,
@@ -319,7 +319,8 @@ class Engine:
         return self._writer.submit(command).result().receipt
 
     def _embed(self, text: str) -> np.ndarray:
-        return np.asarray(self.embedder.embed_one(text), dtype=np.float32)
+        # Everything the engine embeds is stored text (judgments, tombstones): passages.
+        return np.asarray(self.embedder.embed_one(text, PASSAGE), dtype=np.float32)
 
     def __enter__(self) -> Engine:
         return self

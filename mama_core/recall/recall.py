@@ -28,7 +28,7 @@ from typing import Any, cast
 import numpy as np
 
 from mama_core.clock import to_utc
-from mama_core.embeddings.base import Embedder
+from mama_core.embeddings.base import QUERY, Embedder
 from mama_core.recall.config import PRESETS, RecallConfig
 from mama_core.recall.episode import with_episode_neighbours
 from mama_core.recall.expansion import STAGE_ARM as PRF_ARM
@@ -111,8 +111,8 @@ class Recall:
             self._opened.clear()
 
     def embed_query(self, text: str) -> np.ndarray | None:
-        """The query's vector, or None when there is no embedder."""
-        return None if self.embedder is None else self.embedder.embed_one(text)
+        """The query's vector (as a query, not a passage), or None when there is no embedder."""
+        return None if self.embedder is None else self.embedder.embed_one(text, QUERY)
 
     def search(
         self,

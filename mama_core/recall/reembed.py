@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mama_core.embeddings.base import Embedder
+from mama_core.embeddings.base import PASSAGE, Embedder
 from mama_core.model import embedding_text
 from mama_core.store.connection import Connection
 
@@ -100,7 +100,7 @@ def lacking_rows(conn: Connection, model_id: str, ids: list[int]) -> list[tuple[
 def embed_rows(embedder: Embedder, rows: list[tuple[Any, ...]]) -> list[tuple[int, bytes]]:
     """``(judgment id, float32 little-endian vector)`` for rows as ``lacking_rows`` gives them."""
     texts = [embedding_text(r[1], r[2], r[3], r[4]) for r in rows]
-    vectors = np.ascontiguousarray(embedder.embed(texts), dtype="<f4")
+    vectors = np.ascontiguousarray(embedder.embed(texts, PASSAGE), dtype="<f4")
     if vectors.shape != (len(rows), embedder.dim):
         raise ValueError(f"{embedder.model_id} returned vectors of shape {vectors.shape}")
     return [(int(r[0]), vectors[i].tobytes()) for i, r in enumerate(rows)]
