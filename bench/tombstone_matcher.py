@@ -1,6 +1,6 @@
 """Precision and recall of the tombstone matcher on a labelled set of pairs.
 
-    python -m bench.tombstone_matcher [--threshold 0.92] [--pairs FILE] [--json OUT]
+    python -m bench.tombstone_matcher [--threshold 0.92] [--pairs FILE] [--model GGUF] [--json OUT]
 
 Each group of ``tests/mama_core/memory/data/tombstone_pairs.json`` retires one
 text; each candidate is a later save that must be ``caught`` (the retired text
@@ -257,11 +257,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pairs", type=Path, default=PAIRS)
     parser.add_argument("--threshold", type=float, default=EngineConfig().tombstone_threshold)
     parser.add_argument("--model-cache", type=Path, default=None, help="GGUF model cache folder")
+    parser.add_argument(
+        "--model", type=Path, default=None, help="a GGUF embedding model (default: MAMA's)"
+    )
     parser.add_argument("--json", type=Path, dest="json_out")
     args = parser.parse_args(argv)
 
     model_cache = args.model_cache or Path(platformdirs.user_cache_dir("mama")) / "models"
-    embedder = load_embedder(None, model_cache)
+    embedder = load_embedder(args.model, model_cache)
     print(f"model id: {embedder.model_id}", file=sys.stderr)
     text, data = report(score(load_pairs(args.pairs), embedder), args.threshold)
     data["model_id"] = embedder.model_id
