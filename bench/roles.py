@@ -11,9 +11,10 @@ embedder with an ``embed(texts, role=…)`` that works in three modes:
   prefixes, which are then put before each text here.
 - ``none``: neither; both roles embed the bare text (MiniLM's way).
 
-The engine calls ``embed``/``embed_one`` without a role today (stored text, so
-``passage``) and may pass one later; the benchmark embeds questions itself with
-``role="query"``. Each role's vectors are cached apart (``CachedEmbedder``), under
+The engine embeds stored text (``passage``) through the view it is given, passing
+its role; the benchmark embeds questions itself with ``role="query"``. MAMA's own
+``GgufEmbedder`` takes roles, so it is always ``native`` (MiniLM's roles add nothing).
+Each role's vectors are cached apart (``CachedEmbedder``), under
 a model id that names the role and the mode, so a cache never mixes them.
 """
 
@@ -93,7 +94,9 @@ class RoleView:
     def dim(self) -> int:
         return self.inner.dim
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], role: object = None) -> np.ndarray:
+        """The view's role decides; a ``role`` the engine passes (always ``passage`` for
+        the stored text it embeds through this view) is accepted and not used."""
         if self.mode == "native":
             embed = typing.cast(typing.Any, self.inner).embed
             return np.asarray(embed(list(texts), role=self._argument), dtype=np.float32)
@@ -101,8 +104,8 @@ class RoleView:
             texts = [PREFIXES[self.role] + t for t in texts]
         return np.asarray(self.inner.embed(list(texts)), dtype=np.float32)
 
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+    def embed_one(self, text: str, role: object = None) -> np.ndarray:
+        return self.embed([text], role)[0]
 
 
 class RoleEmbedder:
