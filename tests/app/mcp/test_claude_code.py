@@ -78,6 +78,8 @@ def _model(project: Path) -> Script:
 def orchard(tmp_path: Path, dev_db: Path, db_key: DbKey, embedder: GgufEmbedder) -> Iterator[Path]:
     """The project, and a development store with its checkpoint and an earlier decision."""
     project = git_project(tmp_path / "work", "orchard")
+    # The project's identity, as an owner commits it (its folder name alone no longer is).
+    (project / ".mama-project").write_text("orchard\n")
     (project / "parser.py").write_text("def parse(text):\n    ...\n")
     claude_before = SessionFacts(ActorKind.MCP_CLIENT, "claude-code", "2.1.0", TurnKind.MCP)
     with Store.open(dev_db, db_key) as store, Engine(store, embedder) as engine:
