@@ -34,6 +34,9 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "never a memory, a message or a secret"
     ),
     "mama_core.embeddings.convert:convert_bert_to_gguf": "the embedding model, built in the cache",
+    "mama_core.embeddings.convert_e5:convert_e5_to_gguf": (
+        "the multilingual embedding model, built in the cache"
+    ),
     "mama_core.embeddings.convert:write_bundled_manifest": "the embedding model's manifest",
     "mama_core.store.store:Store._create": (
         "the store itself, built under a temporary name and renamed into place (not a copy)"
