@@ -112,6 +112,31 @@ def change_card_text(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def setting_change_card_text(change: dict[str, Any]) -> str:
+    """A change the agent proposed to the owner's settings (a change proposal as the
+    owner reads it): what it would set, who proposes it, and where it came from."""
+    by: dict[str, Any] = change.get("proposed_by") or {}
+    who = by.get("name") or "the agent"
+    when = _TURNS.get(str(by.get("turn")), "")
+    origin = " after reading words you did not write" if by.get("tainted") else ""
+    lines = [
+        f"**Proposed change to your settings** (change {change.get('id')})",
+        f"{who} proposes to {change.get('description', '')}",
+        f"_Proposed {when}{origin}. Approve applies it as your own change; Reject leaves "
+        "your settings as they are._".replace("  ", " "),
+    ]
+    return "\n".join(lines)
+
+
+def settings_line(settings: dict[str, Any]) -> str:
+    """``Now: timezone Europe/Berlin; daily brief on, mon, fri at 07:45.``"""
+    brief: dict[str, Any] = settings.get("brief") or {}
+    state = "on" if brief.get("enabled") else "off"
+    days = ", ".join(brief.get("days") or []) or "no days"
+    zone = settings.get("timezone") or "not set"
+    return f"Now: timezone {zone}; daily brief {state}, {days} at {brief.get('time')}."
+
+
 def record_body(record: dict[str, Any]) -> list[str]:
     """A judgment's own words, line by line: topic, summary, when it applies, steps, details."""
     lines: list[str] = []

@@ -53,6 +53,9 @@ class Delivery:
     parts_sent: int
     attempts: int
     input_meta: dict[str, Any]
+    key: str = ""
+    """Its de-duplication key: ``change:<id>`` for the card of a proposed change (with
+    no judgment, a change proposed to the owner's settings)."""
 
 
 class DeliveryJournal:
@@ -65,11 +68,12 @@ class DeliveryJournal:
     # --- queueing -------------------------------------------------------
 
     def enqueue_proposal(
-        self, judgment_id: int, key: str | None = None, group_input: int | None = None
+        self, judgment_id: int | None, key: str | None = None, group_input: int | None = None
     ) -> int | None:
         """Queue the review card of a new proposal (or, with ``key``, of a change
-        proposed to judgment ``judgment_id``; with ``group_input``, of everything the
-        turn of that source-delta input proposed); None if it was queued before."""
+        proposed to judgment ``judgment_id``, or to the owner's settings when it is None;
+        with ``group_input``, of everything the turn of that source-delta input
+        proposed); None if it was queued before."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
             cur = conn.execute(
@@ -112,7 +116,7 @@ class DeliveryJournal:
             )
             row = conn.execute(
                 "SELECT d.id, d.kind, coalesce(o.text, ''), d.judgment_id, d.input_id, "
-                "d.parts_sent, d.attempts, coalesce(m.meta, '{}'), d.available_at "
+                "d.parts_sent, d.attempts, coalesce(m.meta, '{}'), d.available_at, d.dedup_key "
                 "FROM deliveries d LEFT JOIN observations o ON o.id = d.observation_id "
                 "LEFT JOIN mailbox m ON m.id = d.input_id "
                 "WHERE d.state = 'queued' ORDER BY d.id LIMIT 1"
@@ -132,6 +136,7 @@ class DeliveryJournal:
                 parts_sent=int(row[5]),
                 attempts=int(row[6]) + 1,
                 input_meta=json.loads(str(row[7])),
+                key=str(row[9]),
             )
 
     def part_sent(self, delivery_id: int, part: int, external_ref: str) -> None:

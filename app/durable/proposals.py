@@ -24,10 +24,13 @@ from typing import Any
 from app.durable.journal import DeliveryJournal
 from app.durable.state import get_state, set_state
 from app.durable.transaction import RuntimeDb
+from mama_core.memory.proposed_changes import ChangeProposal, pending_by_id
 from mama_core.store.connection import Connection
 
 CURSOR_KEY = "proposal_cursor"
 CHANGE_CURSOR_KEY = "change_proposal_cursor"
+CHANGE_KEY = "change:"
+"""The de-duplication key of a proposed change's card is this and the change's id."""
 FIRST_SCAN_CARDS = 3
 """At most this many proposals older than the runtime are sent as cards."""
 
@@ -100,20 +103,24 @@ class ProposalFeed:
 
     def _scan_changes(self) -> list[int]:
         """Cards for changes an agent proposed to the owner's records (a retirement, an
-        outcome, a link), each once; Approve on the card applies it as the owner."""
+        outcome, a link) or settings (timezone, brief), each once; Approve on the card
+        applies it as the owner. Returns the records' ids (a settings card has none)."""
         stored = get_state(self.db, CHANGE_CURSOR_KEY)
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT id, judgment_id, state FROM change_proposals WHERE id > ? ORDER BY id",
                 (int(stored or 0),),
             ).fetchall()
-        waiting = [(int(r[0]), int(r[1])) for r in rows if str(r[2]) == "pending"]
+        waiting = [
+            (int(r[0]), None if r[1] is None else int(r[1])) for r in rows if str(r[2]) == "pending"
+        ]
         if stored is None and len(waiting) > FIRST_SCAN_CARDS:
             waiting = []  # a backlog waits in the review window, as for proposals
         queued = [
             judgment_id
             for change_id, judgment_id in waiting
-            if self.journal.enqueue_proposal(judgment_id, key=f"change:{change_id}")
+            if self.journal.enqueue_proposal(judgment_id, key=f"{CHANGE_KEY}{change_id}")
+            and judgment_id is not None
         ]
         if rows or stored is None:
             set_state(self.db, CHANGE_CURSOR_KEY, str(int(rows[-1][0]) if rows else 0))
@@ -176,3 +183,13 @@ def _group(conn: Connection, row: tuple[Any, ...]) -> ProposalGroup:
         origin,
         tuple(int(j) for j, _ in members),
     )
+
+
+def waiting_setting_change(db: RuntimeDb, key: str) -> ChangeProposal | None:
+    """The change to the owner's settings a card with de-duplication ``key`` shows, if
+    it still waits (decided or superseded since: None, and the card is not sent)."""
+    if not key.startswith(CHANGE_KEY) or not key[len(CHANGE_KEY) :].isdigit():
+        return None
+    with db.read() as conn:
+        change = pending_by_id(conn, int(key[len(CHANGE_KEY) :]))
+    return change if change is not None and change.setting_key is not None else None

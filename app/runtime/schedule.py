@@ -252,7 +252,8 @@ class BriefScheduler:
         loop = asyncio.get_running_loop()
 
         def on_change(changes: ChangeSet) -> None:
-            if changes.action in SETTINGS_ACTIONS:
+            # An approve may apply a settings change an agent proposed.
+            if changes.action in SETTINGS_ACTIONS or changes.action == "review.approve":
                 loop.call_soon_threadsafe(self._changed.set)
 
         self._unsubscribe = self.engine.subscribe(on_change)

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from app.cards import card_text, group_card_text
+from app.cards import card_text, group_card_text, setting_change_card_text
 from app.durable.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
-from app.durable.proposals import ProposalGroup, proposal_group
+from app.durable.proposals import ProposalGroup, proposal_group, waiting_setting_change
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,
@@ -103,9 +103,10 @@ class Sender:
     async def _message(self, delivery: Delivery) -> OutgoingMessage | None:
         if delivery.kind is not DeliveryKind.PROPOSAL:
             return OutgoingMessage(delivery.text, reply_to=delivery.input_meta)
-        assert delivery.judgment_id is not None
         if delivery.input_id is not None:
             return await self._group_message(delivery.input_id)
+        if delivery.judgment_id is None:
+            return await self._setting_change_message(delivery.key)
         record = await self._read_judgment(delivery.judgment_id)
         waiting = record is not None and (
             record.get("status") == "proposed" or bool(record.get("pending_change"))
@@ -119,6 +120,17 @@ class Sender:
             review_id=delivery.judgment_id,
             review_change_id=int(change["id"]) if change else None,
             review_kind=None if change else record.get("kind"),
+        )
+
+    async def _setting_change_message(self, key: str) -> OutgoingMessage | None:
+        """The card of a change proposed to the owner's settings, if it still waits."""
+        change = await self._db(waiting_setting_change, self.journal.db, key)
+        if change is None:
+            log.info("the settings change of card %s was decided before it left", key)
+            return None
+        return OutgoingMessage(
+            setting_change_card_text(change.as_dict(for_owner=True)),
+            review_change_id=change.id,
         )
 
     async def _group_message(self, input_id: int) -> OutgoingMessage | None:

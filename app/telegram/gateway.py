@@ -65,7 +65,7 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from app.cards import card_text, commitment_line, record_text
+from app.cards import card_text, commitment_line, record_text, settings_line
 from app.durable.clock import Clock
 from app.durable.evidence import evidence_meta, evidence_text
 from app.durable.mailbox import InputKind, NewInput
@@ -102,6 +102,9 @@ BUTTONS: dict[str, tuple[str, str]] = {
 }
 """A review card's verbs: the button's label and the word for it done. A proposed
 commitment is confirmed or dropped; the verbs are review.approve and review.reject."""
+
+SETTINGS_IDENT = "settings"
+"""What a settings card's buttons name instead of a record: ``approve:settings:<change>``."""
 
 APPROVE_ALL = "approveall"
 REVIEW_EACH = "revieweach"
@@ -365,6 +368,9 @@ class TelegramGateway:
             await self._on_group(query, verb, int(ident), chat_id)
             return
         ident, _, change_id = ident.partition(":")  # a card for a proposed change names it
+        if ident == SETTINGS_IDENT and verb in ("approve", "reject") and change_id.isdigit():
+            await self._on_setting_change(query, verb, int(change_id), chat_id)
+            return
         if (
             not ident.isdigit()
             or verb not in (*BUTTONS, "show")
@@ -408,6 +414,39 @@ class TelegramGateway:
         with contextlib.suppress(TelegramError):
             await query.edit_message_text(
                 to_html(f"{body}\n\n**{receipt_line}**"), parse_mode=ParseMode.HTML
+            )
+
+    async def _on_setting_change(
+        self, query: CallbackQuery, verb: str, change_id: int, chat_id: int
+    ) -> None:
+        """A settings card's button: apply the proposed change as the owner's own, or
+        decline it (the settings stay as they are)."""
+        card_id = query.message.message_id if query.message is not None else 0
+        facts = replace(
+            owner_facts(self.runtime.settings.owner_name),
+            source_refs=(f"telegram:callback:{query.id}",),
+            message_ref=f"telegram:{chat_id}:{card_id}",
+        )
+        fields: dict[str, Any] = {"change_id": change_id, "command_id": f"telegram:cb:{query.id}"}
+        try:
+            decision = (
+                parse_input(ApproveInput, **fields)
+                if verb == "approve"
+                else parse_input(RejectInput, **fields, reason=REJECT_REASON)
+            )
+            receipt = await self.engine.mutate_async(decision, facts, Grant.owner())
+        except MamaError as exc:
+            log.info("%s of settings change %s refused: %s", verb, change_id, exc.code)
+            await query.answer(exc.message[:190], show_alert=True)
+            return
+        done = BUTTONS[verb][1]
+        await query.answer(f"{done} change {change_id}.")
+        settings = await self.engine.dispatch_async("owner.settings", {}, facts, Grant.owner())
+        line = f"{done} by you, event #{receipt.event_id}. {settings_line(settings)}"
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_text(
+                to_html(f"**Change {change_id} to your settings: {line}**"),
+                parse_mode=ParseMode.HTML,
             )
 
     async def _on_group(self, query: CallbackQuery, verb: str, input_id: int, chat_id: int) -> None:
@@ -559,6 +598,16 @@ class TelegramGateway:
                     [
                         InlineKeyboardButton("Approve all", callback_data=f"{APPROVE_ALL}:{group}"),
                         InlineKeyboardButton("Review", callback_data=f"{REVIEW_EACH}:{group}"),
+                    ]
+                ]
+            )
+        elif part.review_id is None and part.review_change_id is not None:
+            cb = f"{SETTINGS_IDENT}:{part.review_change_id}"  # a settings change: no record
+            markup = InlineKeyboardMarkup(
+                [
+                    [
+                        InlineKeyboardButton(BUTTONS["approve"][0], callback_data=f"approve:{cb}"),
+                        InlineKeyboardButton(BUTTONS["reject"][0], callback_data=f"reject:{cb}"),
                     ]
                 ]
             )

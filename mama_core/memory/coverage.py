@@ -109,8 +109,10 @@ CHAINED: tuple[ChainedTable, ...] = (
     ChainedTable(
         "change_proposals",
         "CAST(t.id AS TEXT)",
-        "t.id, t.action, t.judgment_id, t.payload, t.proposed_by, t.state, t.created_at, "
-        "t.event_id, t.resolved_at, t.resolved_event_id",
+        # A settings change names its setting where a record's change names the record:
+        # the digest of a record's change is the one recorded before settings could be.
+        "t.id, t.action, coalesce(t.judgment_id, 'setting:' || t.setting_key), t.payload, "
+        "t.proposed_by, t.state, t.created_at, t.event_id, t.resolved_at, t.resolved_event_id",
         _BY_ID.format(col="id"),
         ("event_id", "resolved_event_id"),
     ),

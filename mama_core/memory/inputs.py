@@ -299,20 +299,33 @@ ChangeId = Annotated[
 ]
 
 
-class ApproveInput(MutationInput):
+class _Decision(MutationInput):
+    """What an owner's decision names: a record (its proposal, or the change proposed to
+    it), or with ``change_id`` alone a change proposed to the owner's settings."""
+
+    id: RecordId | None = Field(
+        None, description="The proposed judgment, or the record a change was proposed to."
+    )
+    change_id: ChangeId | None = None
+
+    @model_validator(mode="after")
+    def _names_something(self) -> _Decision:
+        if self.id is None and self.change_id is None:
+            raise ValueError(
+                "give the record's id, or change_id for a change proposed to your settings"
+            )
+        return self
+
+
+class ApproveInput(_Decision):
     """review.approve (owner): make a proposal active, or apply the change proposed to it."""
 
-    id: RecordId
-    change_id: ChangeId | None = None
 
-
-class RejectInput(MutationInput):
+class RejectInput(_Decision):
     """review.reject (owner): decline a proposal (or the change proposed to it)."""
 
-    id: RecordId
     reason: Reason
     forbid_resave: bool = Field(False, description="Refuse saving it again (a tombstone).")
-    change_id: ChangeId | None = None
 
 
 class RestoreInput(MutationInput):

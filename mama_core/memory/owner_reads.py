@@ -41,7 +41,8 @@ def count_by_status(conn: Connection) -> dict[str, int]:
 def pending_change_ids(conn: Connection) -> list[int]:
     """The records a change proposed by an agent waits on, newest change first."""
     rows = conn.execute(
-        "SELECT judgment_id FROM change_proposals WHERE state = 'pending' ORDER BY id DESC"
+        "SELECT judgment_id FROM change_proposals WHERE state = 'pending' "
+        "AND judgment_id IS NOT NULL ORDER BY id DESC"
     ).fetchall()
     return [int(r[0]) for r in rows]
 

@@ -4,7 +4,9 @@ Stored append-only in ``owner_settings`` (one row per change, written by the one
 writer with its event); the latest row per key is in force. Changing them is the
 owner's: the owner's own action, or an agent in a turn the owner started. Any
 other turn (a source delta, a schedule, a coding agent over MCP) is refused with
-``owner_turn_required`` — outside content must not move the owner's schedule.
+``owner_turn_required`` — outside content must not move the owner's schedule. In
+an owner's turn that carried or read words the owner did not write (taint), the
+agent's change waits for the owner as a proposed change (``proposed_changes``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from mama_core.memory.errors import OwnerTurnRequiredError
-from mama_core.memory.inputs import ActionInput, MutationInput
+from mama_core.memory.inputs import ActionInput, MutationInput, Reason
 from mama_core.memory.session import SessionFacts
 from mama_core.store.connection import Connection
 
@@ -95,10 +97,17 @@ class OwnerSettingsInput(ActionInput):
     """owner.settings: the owner's timezone and daily brief settings."""
 
 
+_REASON = Field(
+    None,
+    description="Why you change it; the owner reads it if the change waits for approval.",
+)
+
+
 class SetTimezoneInput(MutationInput):
     """owner.set_timezone: the owner's timezone (only the owner, or in an owner turn)."""
 
     timezone: TimezoneName
+    reason: Reason | None = _REASON
 
 
 class SetBriefInput(MutationInput):
@@ -111,10 +120,11 @@ class SetBriefInput(MutationInput):
     covers: list[Cover] | None = Field(
         None, max_length=3, description="Any of: observations, commitments, proposals."
     )
+    reason: Reason | None = _REASON
 
     def applied_to(self, current: BriefSettings) -> BriefSettings:
         """``current`` with the fields this input gives."""
-        given = self.model_dump(exclude={"command_id"}, exclude_none=True)
+        given = self.model_dump(exclude={"command_id", "reason"}, exclude_none=True)
         return BriefSettings.model_validate({**current.model_dump(), **given})
 
 
@@ -122,24 +132,22 @@ DEFAULT_BRIEF = BriefSettings()
 """Until the owner turns it on: off, weekdays at 08:30, covering everything."""
 
 SETTINGS_ACTIONS: frozenset[str] = frozenset({"owner.set_timezone", "owner.set_brief"})
+SETTING_OF_ACTION: dict[str, str] = {
+    "owner.set_timezone": TIMEZONE_KEY,
+    "owner.set_brief": BRIEF_KEY,
+}
+"""The setting each settings action changes (a proposed change names it)."""
 
 
 def require_owner_turn(action: str, session: SessionFacts) -> None:
-    """Refuse a settings change from a turn the owner did not start, or from a turn that
-    carried words the owner did not write (taint): a mail must not move the owner's
-    timezone or switch the brief off. The owner's own plain message still can."""
+    """Refuse a settings change from a turn the owner did not start: a source delta, a
+    schedule or a coding agent must not move the owner's timezone or switch the brief
+    off. (In an owner's turn that read outside words the change is only proposed.)"""
     if not session.is_owner_turn:
         raise OwnerTurnRequiredError(
             f"The owner's settings can only be changed by the owner or in a turn the owner "
             f"started; this {session.turn.value} turn cannot change them.",
             details={"action": action, "turn": session.turn.value},
-        )
-    if session.owner_confirms:
-        raise OwnerTurnRequiredError(
-            "This turn carried or read words the owner did not write, so the owner's "
-            "settings cannot change in it: tell the owner what you would change and let "
-            "them ask for it in their own message.",
-            details={"action": action, "turn": session.turn.value, "tainted": True},
         )
 
 

@@ -1,10 +1,13 @@
 """owner.settings, owner.set_timezone and owner.set_brief: the owner's timezone and
-daily brief, changed only by the owner or in a turn the owner started."""
+daily brief, changed only by the owner or in a turn the owner started. In such a turn
+that carried or read words the owner did not write, the agent's change is kept as a
+proposed change for the owner to approve or reject (``proposed_changes``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory import proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.owner_settings import (
     BRIEF_KEY,
@@ -28,24 +31,30 @@ from mama_core.store.connection import Connection
     description="The owner's timezone and daily brief settings (days, time, what it covers).",
 )
 def owner_settings(conn: Connection, call: Call[OwnerSettingsInput], env: Env) -> dict[str, Any]:
-    return read_settings(conn)
+    settings = read_settings(conn)
+    if call.session.acts_as_owner:  # what waits for the owner's word, with its words
+        waiting = [c for c in proposed_changes.pending_after(conn) if c.setting_key]
+        settings["pending_changes"] = [c.as_dict(for_owner=True) for c in waiting]
+    return settings
 
 
 @mutation(
     "owner.set_timezone",
     SetTimezoneInput,
     description="Set the owner's timezone (IANA name). Only when the owner asks you to, "
-    "in the owner's own turn.",
+    "in the owner's own turn; after reading outside content it only proposes the change.",
 )
 def set_timezone_command(call: Call[SetTimezoneInput], env: Env) -> Command:
     require_owner_turn(call.spec.name, call.session)
-    timezone = call.input.timezone
+    inp = call.input
 
     def apply(tx: Tx) -> Applied:
-        append_setting(tx.conn, TIMEZONE_KEY, timezone, tx.event_id, tx.at)
+        if call.session.owner_confirms:
+            return proposed_changes.propose_setting(tx, call.spec.name, TIMEZONE_KEY, inp)
+        append_setting(tx.conn, TIMEZONE_KEY, inp.timezone, tx.event_id, tx.at)
         return Applied(
             None,
-            {"key": TIMEZONE_KEY, "value": timezone},
+            _event(tx, TIMEZONE_KEY, inp.timezone, inp.reason),
             {"settings": read_settings(tx.conn)},
         )
 
@@ -56,18 +65,30 @@ def set_timezone_command(call: Call[SetTimezoneInput], env: Env) -> Command:
     "owner.set_brief",
     SetBriefInput,
     description="Change the daily brief: on/off, weekdays, time (HH:MM, owner's timezone), "
-    "what it covers. Fields left out stay. Only when the owner asks you to, in their own turn.",
+    "what it covers. Fields left out stay. Only when the owner asks you to, in their own turn; "
+    "after reading outside content it only proposes the change.",
 )
 def set_brief_command(call: Call[SetBriefInput], env: Env) -> Command:
     require_owner_turn(call.spec.name, call.session)
     inp = call.input
 
     def apply(tx: Tx) -> Applied:
+        if call.session.owner_confirms:
+            return proposed_changes.propose_setting(tx, call.spec.name, BRIEF_KEY, inp)
         current = BriefSettings.model_validate(latest_values(tx.conn).get(BRIEF_KEY) or {})
         value = inp.applied_to(current).model_dump(mode="json")
         append_setting(tx.conn, BRIEF_KEY, value, tx.event_id, tx.at)
         return Applied(
-            None, {"key": BRIEF_KEY, "value": value}, {"settings": read_settings(tx.conn)}
+            None, _event(tx, BRIEF_KEY, value, inp.reason), {"settings": read_settings(tx.conn)}
         )
 
     return command_for(call, apply)
+
+
+def _event(tx: Tx, key: str, value: Any, reason: str | None) -> dict[str, Any]:
+    """The event of a settings change: the key, its new value, and the reason's keyed
+    hash when one was given (the words kept beside the event)."""
+    event: dict[str, Any] = {"key": key, "value": value}
+    if reason is not None:
+        event["reason_hmac"] = tx.record_text("reason", reason)
+    return event

@@ -4,7 +4,8 @@ Approving makes it active and owner-approved, and only now do the supersessions
 it proposed take effect: an agent's revision never retires the owner's rule
 before the owner agrees. Rejecting keeps the reason and may leave a tombstone.
 A change proposed to one of the owner's records (``proposed_changes``) is
-approved or rejected with the same verbs and the record's id.
+approved or rejected with the same verbs and the record's id; a change proposed to
+the owner's settings, which has no record, with its ``change_id`` alone.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def approve_command(call: Call[ApproveInput], env: Env) -> Command:
     inp = call.input
 
     def apply(tx: Tx) -> Applied:
+        if inp.id is None:
+            return proposed_changes.approve(tx, _waiting_setting_change(tx.conn, inp), env)
         proposal = load_visible(tx.conn, inp.id, tx.grant)
         change = _waiting_change(tx.conn, proposal, inp.change_id)
         if change is not None:
@@ -65,6 +68,15 @@ def reject_command(call: Call[RejectInput], env: Env) -> Command:
     inp = call.input
 
     def apply(tx: Tx) -> Applied:
+        if inp.id is None:
+            change = _waiting_setting_change(tx.conn, inp)
+            if inp.forbid_resave:
+                raise InvalidInputError(
+                    "forbid_resave does not apply to a change proposed to your settings: "
+                    "rejecting it leaves them as they are.",
+                    details={"errors": [], "fields": ["forbid_resave"]},
+                )
+            return proposed_changes.reject(tx, change, inp.reason)
         proposal = load_visible(tx.conn, inp.id, tx.grant)
         change = _waiting_change(tx.conn, proposal, inp.change_id)
         if change is not None:
@@ -97,6 +109,21 @@ def _waiting_change(
         raise InvalidTransitionError(
             f"Proposed change {change_id} to judgment {judgment.id} is no longer waiting.",
             details={"id": judgment.id, "change_id": change_id},
+        )
+    return change
+
+
+def _waiting_setting_change(conn: Connection, inp: ApproveInput | RejectInput) -> ChangeProposal:
+    """The change proposed to the owner's settings that ``inp`` names by its change id
+    alone, if it still waits (a newer proposal or a decision may have closed it)."""
+    assert inp.change_id is not None  # the input names an id or a change id
+    change = proposed_changes.pending_by_id(conn, inp.change_id)
+    if change is None or change.setting_key is None:
+        why = "is no longer waiting" if change is None else "is a change to a record"
+        raise InvalidTransitionError(
+            f"Proposed change {inp.change_id} {why}"
+            + ("." if change is None else f": name record {change.judgment_id} with it."),
+            details={"change_id": inp.change_id},
         )
     return change
 

@@ -1,8 +1,8 @@
 """Taint, not trust: an owner's turn in which the agent read words the owner did not
 write (an observation read with a tool) can no longer move the owner's settings or
-close and reschedule the owner's commitments in one step. The agent's close and
-reschedule become proposed changes (with its reason) the owner approves; settings
-are refused. Found by the hostile re-test: a mail ("Bob cancelled") steered the
+close and reschedule the owner's commitments in one step. The agent's close,
+reschedule and settings changes become proposed changes (with its reason) the owner
+approves or rejects. Found by the hostile re-test: a mail ("Bob cancelled") steered the
 agent to drop a commitment, move one to 2027, change the timezone and switch the
 brief off, 4 of 4. The owner's own plain message still closes a commitment at once."""
 
@@ -85,7 +85,7 @@ def test_a_turn_that_read_a_mail_only_proposes_owner_changes(engine: Engine, sto
     steered: list[tuple[str, dict[str, Any]]] = [
         ("commitment_close", {"id": meeting, "outcome": "dropped", "reason": "Bob cancelled"}),
         ("commitment_reschedule", {"id": review, "due": "2027-06-01T09:00:00+02:00"}),
-        ("owner_set_timezone", {"timezone": "Pacific/Kiritimati"}),
+        ("owner_set_timezone", {"timezone": "Pacific/Kiritimati", "reason": "Bob moved"}),
         ("owner_set_brief", {"enabled": False}),
     ]
     agent = ScriptedAgent(
@@ -118,12 +118,15 @@ def test_a_turn_that_read_a_mail_only_proposes_owner_changes(engine: Engine, sto
     assert waiting["action"] == "commitment.close"
     assert "Bob cancelled" in waiting["description"]
     assert waiting["proposed_by"]["tainted"] == "yes"
-    # Settings cannot move at all in such a turn.
-    for refused in (timezone, brief):
-        assert refused.is_error and refused.result["error"]["code"] == "owner_turn_required"
-        assert refused.result["error"]["details"]["tainted"] is True
+    # Settings do not move either: each change waits for the owner, with its reason.
+    for proposed in (timezone, brief):
+        assert not proposed.is_error and proposed.result.get("proposed") is True
     settings = engine.dispatch("owner.settings", {}, OWNER, Grant.owner())
     assert settings["timezone"] == "Europe/Berlin" and settings["brief"]["enabled"] is True
+    assert [c["description"] for c in settings["pending_changes"]] == [
+        "set your timezone to Pacific/Kiritimati: Bob moved",
+        "change the daily brief: off",
+    ]
 
     # Control: the owner's plain message closes the deck in one step.
     (done,) = agent.outcomes[2]
@@ -142,3 +145,15 @@ def test_a_turn_that_read_a_mail_only_proposes_owner_changes(engine: Engine, sto
     )
     assert state_of(engine, review) == ("active", "open")
     assert read(engine, review)["pending_change"] is None
+    engine.dispatch(
+        "review.approve", {"change_id": int(timezone.result["change_id"])}, OWNER, Grant.owner()
+    )
+    engine.dispatch(
+        "review.reject",
+        {"change_id": int(brief.result["change_id"]), "reason": "keep my brief"},
+        OWNER,
+        Grant.owner(),
+    )
+    settings = engine.dispatch("owner.settings", {}, OWNER, Grant.owner())
+    assert settings["timezone"] == "Pacific/Kiritimati" and settings["brief"]["enabled"] is True
+    assert settings["pending_changes"] == []

@@ -266,3 +266,67 @@ def test_an_agents_proposal_to_retire_the_owners_rule_is_decided_with_a_button(
             assert events[-1]["actor"]["kind"] == "owner"
 
     asyncio.run(scenario())
+
+
+def test_an_agents_settings_change_from_a_tainted_turn_is_decided_with_a_button(
+    engine: Engine, store: Store
+) -> None:
+    """A settings change has no record: its card names the change, and Approve applies
+    it as the owner's own; Reject on a later one leaves the settings as they are."""
+    owner, grant = SessionFacts.owner_cli(), Grant.owner()
+    engine.dispatch("owner.set_timezone", {"timezone": "Europe/Berlin"}, owner, grant)
+    tainted = SessionFacts(actor_kind=ActorKind.AGENT, actor_name="scripted-agent").with_taint()
+
+    def timezone() -> str:
+        return str(engine.dispatch("owner.settings", {}, owner, grant)["timezone"])
+
+    def cards() -> list[dict[str, Any]]:
+        return [m for m in s.api.sent if m.get("reply_markup")]
+
+    async def scenario() -> None:
+        nonlocal s
+        async with messenger(engine, store, CommandModeBackend()) as s:
+            await s.pair()
+            moved = engine.dispatch(
+                "owner.set_timezone",
+                {"timezone": "Pacific/Kiritimati", "reason": "Bob's mail says so"},
+                tainted,
+                Grant.agent(["global"]),
+            )
+            s.runtime.wake_sender()
+            await s.api.signal.until(lambda: len(cards()) == 1)
+            card = cards()[0]
+            assert card["text"].startswith("<b>Proposed change to your settings</b>")
+            assert "set your timezone to Pacific/Kiritimati: Bob's mail says so" in card["text"]
+            buttons = card["reply_markup"]["inline_keyboard"][0]
+            change = moved["change_id"]
+            assert [b["callback_data"] for b in buttons] == [
+                f"approve:settings:{change}",
+                f"reject:settings:{change}",
+            ]
+            assert timezone() == "Europe/Berlin"  # only proposed
+
+            card_message = {k: v for k, v in card.items() if k != "params"}
+            s.api.push_callback(OWNER_USER, card_message, f"approve:settings:{change}")
+            await s.api.signal.until(lambda: len(s.api.edits) == 1)
+            assert timezone() == "Pacific/Kiritimati"
+            assert "timezone Pacific/Kiritimati" in s.api.edits[0]["text"]
+
+            # Decided: the same button again is refused, and nothing changes.
+            answered = len(s.api.answers)
+            s.api.push_callback(OWNER_USER, card_message, f"approve:settings:{change}")
+            await s.api.signal.until(lambda: len(s.api.answers) == answered + 1)
+            assert s.api.answers[-1].get("show_alert") is True
+
+            off = engine.dispatch(
+                "owner.set_timezone", {"timezone": "UTC"}, tainted, Grant.agent(["global"])
+            )
+            s.runtime.wake_sender()
+            await s.api.signal.until(lambda: len(cards()) == 2)
+            s.api.push_callback(OWNER_USER, card_message, f"reject:settings:{off['change_id']}")
+            await s.api.signal.until(lambda: len(s.api.edits) == 2)
+            assert "Rejected by you" in s.api.edits[1]["text"]
+            assert timezone() == "Pacific/Kiritimati"
+
+    s: Any = None
+    asyncio.run(scenario())
