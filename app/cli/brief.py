@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from app.cli.context import CliContext
-from app.cli.display import json_text
+from app.cli.display import json_text, terminal_text
 from app.cli.memory import json_option
 from mama_core.memory.owner_settings import COVERS, DAYS
 
@@ -129,6 +129,22 @@ def _emit(settings: dict[str, Any], as_json: bool) -> None:
     click.echo(
         f"Daily brief: {state}, {','.join(brief_settings['days']) or 'no days'} at "
         f"{brief_settings['time']}; covers {', '.join(brief_settings['covers']) or 'nothing'}"
+    )
+    for change in settings.get("pending_changes") or []:
+        click.echo(_waiting_text(change))
+
+
+def _waiting_text(change: dict[str, Any]) -> str:
+    """A settings change an agent proposed, and the two commands that decide it."""
+    by = change.get("proposed_by") or {}
+    who = by.get("name") or by.get("kind") or "someone"
+    turn = f" ({by['turn']} turn)" if by.get("turn") else ""
+    number = change["id"]
+    return (
+        f"Waiting for you: change {number}: {terminal_text(who)}{turn} proposes to "
+        f"{terminal_text(change.get('description', ''))}\n"
+        f"    mama approve --change {number}   applies it as your own change\n"
+        f"    mama reject --change {number} --reason TEXT   leaves your settings as they are"
     )
 
 

@@ -49,11 +49,39 @@ def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, A
 
 def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
     replay = " (already done earlier; nothing changed)" if receipt.replayed else ""
+    if receipt.judgment_id is None and receipt.change_id is not None:  # a settings change
+        line = f"{verb} change {receipt.change_id} to your settings{replay}"
+        _emit(receipt.to_wire(), as_json, line)
+        return
     change = ""
     if receipt.change_id is not None:
         change = f" (proposed change {receipt.change_id})"
     line = f"{verb} #{receipt.judgment_id}{change}: {receipt.status}{replay}"
     _emit(receipt.to_wire(), as_json, line)
+
+
+def _decision(judgment_id: int | None, change_id: int | None) -> dict[str, Any]:
+    """What ``mama approve``/``reject`` decide: a record (and the change shown on it), or
+    with ``--change`` alone a change proposed to the owner's settings."""
+    if judgment_id is None and change_id is None:
+        raise click.UsageError(
+            "name the memory (its id), or a change proposed to your settings with --change N"
+        )
+    payload: dict[str, Any] = {}
+    if judgment_id is not None:
+        payload["id"] = judgment_id
+    if change_id is not None:
+        payload["change_id"] = change_id
+    return payload
+
+
+change_option = click.option(
+    "--change",
+    "change_id",
+    type=ROW_ID,
+    default=None,
+    help="The proposed change (as 'mama settings show' lists it); alone for a settings change.",
+)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
@@ -263,27 +291,36 @@ def retire(
 
 
 @click.command()
-@click.argument("judgment_id", type=ROW_ID)
+@click.argument("judgment_id", type=ROW_ID, required=False)
+@change_option
 @json_option
 @click.pass_obj
-def approve(obj: CliContext, judgment_id: int, as_json: bool) -> None:
+def approve(obj: CliContext, judgment_id: int | None, change_id: int | None, as_json: bool) -> None:
     """Approve a proposed memory (it becomes active), or the change an agent proposed
-    to one of your memories (it is applied as your own change)."""
-    receipt = obj.owner_mutate(parse_input(ApproveInput, id=judgment_id))
+    to one of your memories or (with --change alone) to your settings: it is applied
+    as your own change."""
+    receipt = obj.owner_mutate(parse_input(ApproveInput, **_decision(judgment_id, change_id)))
     _emit_receipt(receipt, as_json, "approved")
 
 
 @click.command()
-@click.argument("judgment_id", type=ROW_ID)
+@click.argument("judgment_id", type=ROW_ID, required=False)
+@change_option
 @click.option("--reason", required=True)
 @click.option("--forbid-resave", is_flag=True, help="Don't let it come back (tombstone).")
 @json_option
 @click.pass_obj
 def reject(
-    obj: CliContext, judgment_id: int, reason: str, forbid_resave: bool, as_json: bool
+    obj: CliContext,
+    judgment_id: int | None,
+    change_id: int | None,
+    reason: str,
+    forbid_resave: bool,
+    as_json: bool,
 ) -> None:
-    """Reject a proposed memory, or the change proposed to one, keeping the reason."""
-    payload: dict[str, Any] = {"id": judgment_id, "reason": reason}
+    """Reject a proposed memory, or the change proposed to one or to your settings,
+    keeping the reason."""
+    payload: dict[str, Any] = {**_decision(judgment_id, change_id), "reason": reason}
     if forbid_resave:
         payload["forbid_resave"] = True
     receipt = obj.owner_mutate(parse_input(RejectInput, **payload))

@@ -3,7 +3,11 @@ in a subprocess against a real encrypted store."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from mama_core.store import DbKey, Store
 from tests.app.test_cli_memory import Mama, mama  # noqa: F401  (the fixture)
+from tests.conftest import TEST_KEY_HEX
 
 
 def test_the_owner_sets_timezone_and_brief_and_bad_values_are_one_line(mama: Mama) -> None:  # noqa: F811
@@ -51,3 +55,50 @@ def test_brief_now_prints_the_command_mode_brief(mama: Mama) -> None:  # noqa: F
     assert plain.returncode == 0 and plain.stdout.splitlines()[2] == "From your connectors so far:"
     sent = mama.json("brief", "now", "--send")
     assert isinstance(sent["queued"], int)
+
+
+def test_the_owner_decides_a_settings_change_from_a_tainted_turn(  # noqa: F811
+    mama: Mama, model_cache_dir: Path
+) -> None:
+    from mama_core.embeddings import load_embedder
+    from mama_core.memory import Engine, Grant, SessionFacts
+    from mama_core.memory.session import ActorKind
+
+    mama.json("settings", "timezone", "Europe/Berlin")
+    tainted = SessionFacts(actor_kind=ActorKind.AGENT, actor_name="claude-code").with_taint()
+    with (
+        Store.open(mama.home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store,
+        Engine(store, load_embedder(None, model_cache_dir)) as engine,
+    ):
+        changes = [
+            engine.dispatch("owner.set_timezone", payload, tainted, Grant.agent(["global"]))[
+                "change_id"
+            ]
+            for payload in (
+                {"timezone": "Pacific/Kiritimati", "reason": "the mail says so"},
+                {"timezone": "Asia/Tokyo"},
+            )
+        ]
+        brief = engine.dispatch("owner.set_brief", {"enabled": True}, tainted, Grant.agent([]))
+    shown = mama.run("settings", "show")
+    assert shown.returncode == 0, shown.stderr
+    assert "Timezone: Europe/Berlin" in shown.stdout
+    assert (
+        f"Waiting for you: change {changes[1]}: claude-code (owner_message turn) proposes to "
+        "set your timezone to Asia/Tokyo" in shown.stdout
+    )
+    assert "Kiritimati" not in shown.stdout  # superseded by the newer proposal
+    assert f"mama approve --change {changes[1]}" in shown.stdout
+
+    stale = mama.run("approve", "--change", str(changes[0]))
+    assert stale.returncode != 0 and "no longer waiting" in stale.stderr
+    approved = mama.run("approve", "--change", str(changes[1]))
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout.strip() == f"approved change {changes[1]} to your settings"
+    rejected = mama.json("reject", "--change", str(brief["change_id"]), "--reason", "no")
+    assert rejected["change_id"] == brief["change_id"]
+    settings = mama.json("settings", "show")
+    assert settings["timezone"] == "Asia/Tokyo" and settings["brief"]["enabled"] is False
+    assert settings["pending_changes"] == []
+    neither = mama.run("approve")
+    assert neither.returncode != 0 and "--change" in neither.stderr
