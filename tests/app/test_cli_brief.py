@@ -57,8 +57,9 @@ def test_brief_now_prints_the_command_mode_brief(mama: Mama) -> None:  # noqa: F
     assert isinstance(sent["queued"], int)
 
 
-def test_the_owner_decides_a_settings_change_from_a_tainted_turn(  # noqa: F811
-    mama: Mama, model_cache_dir: Path
+def test_the_owner_decides_a_settings_change_from_a_tainted_turn(
+    mama: Mama,  # noqa: F811
+    model_cache_dir: Path,
 ) -> None:
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, Grant, SessionFacts

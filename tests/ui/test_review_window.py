@@ -683,3 +683,63 @@ def test_the_detail_follows_the_filter_and_no_action_reaches_a_hidden_record(
         await wait_until(lambda: shown_id() in found, window.detail_shown)
 
     drive(loop, window, scenario)
+
+
+def _agent_proposes_timezone(engine: Engine, zone: str) -> int:
+    """A tainted agent turn's timezone change: it waits for the owner (no record)."""
+    from mama_core.memory import ActorKind, Grant, SessionFacts
+
+    agent = SessionFacts(actor_kind=ActorKind.AGENT, actor_name="claude-code").with_taint()
+    payload = {"timezone": zone, "reason": "the mail says so"}
+    receipt = engine.dispatch("owner.set_timezone", payload, agent, Grant.agent(["global"]))
+    return int(receipt["change_id"])
+
+
+def test_a_settings_change_an_agent_proposed_is_decided_above_the_proposed_list(
+    window: ReviewWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    session, grant = owner_grant()
+    engine.dispatch("owner.set_timezone", {"timezone": "Europe/Berlin"}, session, grant)
+    first = _agent_proposes_timezone(engine, "Pacific/Kiritimati")
+    panel = window.settings_changes
+
+    def timezone() -> str:
+        return str(engine.dispatch("owner.settings", {}, session, grant)["timezone"])
+
+    async def scenario() -> None:
+        assert panel.isVisible() and [c["id"] for c in panel.changes] == [first]
+        assert window.tabs.tabText(TAB_PROPOSED) == "Proposed (1)"
+        label = panel.findChildren(QtWidgets.QLabel)[-1].text()
+        assert label == (
+            "claude-code proposes to set your timezone to Pacific/Kiritimati: the mail says so"
+        )
+        assert timezone() == "Europe/Berlin"
+        done = asyncio.ensure_future(wait_signal(window.action_done))
+        qtbot.mouseClick(panel.rows[first]["approve"], Qt.MouseButton.LeftButton)
+        action, receipt = await done
+        assert (action, receipt["change_id"]) == ("review.approve", first)
+        await wait_until(lambda: not panel.changes, panel.updated)
+        assert timezone() == "Pacific/Kiritimati" and not panel.isVisible()
+
+        # One proposed while the window is open appears; Reject leaves the setting.
+        worker = threading.Thread(target=lambda: _agent_proposes_timezone(engine, "UTC"))
+        worker.start()
+        await asyncio.to_thread(worker.join)
+        await wait_until(lambda: len(panel.changes) == 1, panel.updated)
+        second = panel.changes[0]["id"]
+        opened = asyncio.ensure_future(wait_signal(window.dialog_opened))
+        qtbot.mouseClick(panel.rows[second]["reject"], Qt.MouseButton.LeftButton)
+        (dialog,) = await opened
+        assert isinstance(dialog, ReasonDialog) and not dialog.forbid.isVisible()
+        dialog.reason.setText("I did not move")
+        done = asyncio.ensure_future(wait_signal(window.action_done))
+        qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
+        action, receipt = await done
+        assert (action, receipt["change_id"]) == ("review.reject", second)
+        await wait_until(lambda: not panel.changes, panel.updated)
+        assert timezone() == "Pacific/Kiritimati"
+
+    drive(loop, window, scenario)

@@ -38,6 +38,7 @@ from ui.review.messages_panel import MessagesPanel
 from ui.review.models import ID_ROLE, RECORD_ROLE
 from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
+from ui.review.settings_changes import SettingsChangesPanel
 from ui.review.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
 from ui.review.table_views import judgment_samples, make_table_view, select_row, time_sample
 from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
@@ -197,7 +198,12 @@ class ReviewWindow(QtWidgets.QMainWindow):
             model.modelReset.connect(partial(self._follow_reset, view))
             self.row_menus[tab] = RowMenu(view, self._row_buttons, self.buttons_updated)
             self.views[tab] = view
-            self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
+            page: QtWidgets.QWidget = view
+            if tab == TAB_ALL:
+                page = self._search_page(view)
+            elif tab == TAB_PROPOSED:
+                page = self._proposed_page(view)
+            self.tabs.addTab(page, title)
         self.messages = MessagesPanel(self._bridge, self._tasks)
         self.tabs.insertTab(TAB_MESSAGES, self.messages, "Messages")
         self.work = WorkPanel(self._bridge, self._tasks, clock=self._clock)
@@ -288,6 +294,29 @@ class ReviewWindow(QtWidgets.QMainWindow):
             shortcut.setKeys(QtGui.QKeySequence.keyBindings(key) or [QtGui.QKeySequence(fallback)])
             shortcut.activated.connect(handler)
 
+    def _proposed_page(self, view: QtWidgets.QTableView) -> QtWidgets.QWidget:
+        """The Proposed list, under the changes to the owner's settings that wait (they
+        have no record, so no row of the table)."""
+        page = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.settings_changes = SettingsChangesPanel(self._bridge, self._tasks)
+        self.settings_changes.dialog_opened.connect(self.dialog_opened)
+        self.settings_changes.acted.connect(self._settings_change_done)
+        self.settings_changes.failed.connect(self._work_failed)
+        self.settings_changes.updated.connect(self._refresh_titles)
+        layout.addWidget(self.settings_changes)
+        layout.addWidget(view, 1)
+        return page
+
+    def _settings_change_done(self, action: str, receipt: dict[str, Any]) -> None:
+        verb = "Approved" if action == "review.approve" else "Rejected"
+        self.show_message(
+            f"{verb} change {receipt.get('change_id')} to your settings · "
+            f"event {receipt.get('event_id')}"
+        )
+        self.action_done.emit(action, receipt)
+
     def _search_page(self, view: QtWidgets.QTableView) -> QtWidgets.QWidget:
         page = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(page)
@@ -309,6 +338,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.data.first_loaded.connect(self._select_in_view)
         try:
             await self.data.load(self.tabs.currentIndex())
+            await self.settings_changes.load()
         finally:
             self.data.first_loaded.disconnect(self._select_in_view)
 
@@ -353,6 +383,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     async def _refresh(self) -> None:
         await self.data.load(self.tabs.currentIndex())
+        await self.settings_changes.load()
         await self.messages.load()
         await self.work.load()
         self.refreshed.emit()
@@ -362,6 +393,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
             jlist = self.lists[tab]
             if jlist.loaded_once:
                 count = jlist.model.rowCount()
+                if tab == TAB_PROPOSED:  # the settings changes waiting above the list
+                    count += len(self.settings_changes.changes)
                 shown = f"{count}+" if jlist.truncated else str(count)
                 self.tabs.setTabText(tab, f"{TAB_TITLES[tab]} ({shown})")
         self._update_list_note()
