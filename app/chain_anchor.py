@@ -29,6 +29,8 @@ from mama_core.memory.anchor import ChainAnchor
 
 log = logging.getLogger(__name__)
 
+ANCHORS_DIR = "anchors"
+
 
 def anchor_path(db_path: Path) -> Path:
     """Where the anchor of the store at ``db_path`` is kept beside it."""
@@ -40,8 +42,20 @@ def external_anchor_path(config: Path, store_id: str, db_path: Path) -> Path:
     named by the file's place too, so two copies of one store used side by side (a
     test copy with ``--home``) do not take each other's anchor for their own. A store
     moved elsewhere keeps the copy beside it and gets a second one with its next write."""
-    place = hashlib.sha256(str(db_path.resolve()).encode("utf-8")).hexdigest()[:16]
-    return config / "anchors" / f"{store_id}-{place}.json"
+    return config / ANCHORS_DIR / f"{store_id}-{_place(db_path)}.json"
+
+
+def held_data_marks(db_path: Path, config: Path) -> list[Path]:
+    """The anchors a store at ``db_path`` that held data left: the one beside it, and
+    the config folder's copies for that place (whatever the store's id, which an
+    emptied file no longer tells). ``Store.open`` refuses a 0-byte file while one of
+    them is there, instead of making a new store over what was truncated."""
+    external = sorted((config / ANCHORS_DIR).glob(f"*-{_place(db_path)}.json"))
+    return [anchor_path(db_path), *external]
+
+
+def _place(db_path: Path) -> str:
+    return hashlib.sha256(str(db_path.resolve()).encode("utf-8")).hexdigest()[:16]
 
 
 class FileAnchorKeeper:

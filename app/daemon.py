@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 
-from app.chain_anchor import StoreAnchors
+from app.chain_anchor import StoreAnchors, held_data_marks
 from app.copies import follow_purges
 from app.host import RuntimeHost
 from app.keys import resolve_key
@@ -44,7 +44,7 @@ async def serve(
     ``announce`` gets the ready line: words, or with ``as_json`` one JSON object.
     """
     key = resolve_key(paths.db, None)
-    store = Store.open(paths.db, key.key)
+    store = Store.open(paths.db, key.key, held_data_marks=held_data_marks(paths.db, paths.config))
     try:
         embedder = await asyncio.to_thread(
             load_embedder, settings.embedding_model_path, paths.cache

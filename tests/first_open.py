@@ -83,7 +83,11 @@ def kill_during_first_open(folder: Path, offset_s: float) -> tuple[bool, str | N
 
 
 def problem_opening(db: Path) -> str | None:
-    """What keeps a later command from using the store at ``db`` (None: nothing)."""
+    """What keeps a later command from using the store at ``db`` (None: nothing). An
+    empty file is a failure even though a later open replaces it (that is for what an
+    older MAMA left): this MAMA must never leave one."""
+    if db.exists() and db.stat().st_size == 0:
+        return f"the store {db} was left empty (0 bytes)"
     try:
         with Store.open(db, KEY) as store:
             if store.schema_version != latest_version() or not store.store_id:

@@ -88,11 +88,12 @@ def open_memory(
     progress: Progress | None = None,
 ) -> OpenMemory:
     """Open (or create) the store, load the embedding model and start the engine."""
+    from app.chain_anchor import held_data_marks
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, EngineConfig
     from mama_core.store import Store
 
-    store = Store.open(paths.db, key.key)
+    store = Store.open(paths.db, key.key, held_data_marks=held_data_marks(paths.db, paths.config))
     try:
         embedder = load_embedder(settings.embedding_model_path, paths.cache, progress)
         # The tray runs all day and searches now and then: it holds the model only while

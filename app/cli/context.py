@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.chain_anchor import StoreAnchors
+from app.chain_anchor import StoreAnchors, held_data_marks
 from app.copies import follow_purges
 from app.keys import ResolvedKey, resolve_key
 from app.paths import Paths
@@ -55,7 +55,12 @@ class CliContext:
         """The store, opened once per command and closed when it ends."""
         if self._store is None:
             # A command may only read: another process's write lock must not stop it.
-            self._store = Store.open(self.db_path, self.key.key, check_writable=False)
+            self._store = Store.open(
+                self.db_path,
+                self.key.key,
+                check_writable=False,
+                held_data_marks=held_data_marks(self.db_path, self.paths.config),
+            )
             click.get_current_context().call_on_close(self._store.close)
         return self._store
 

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.chain_anchor import StoreAnchors
+from app.chain_anchor import StoreAnchors, held_data_marks
 from app.copies import follow_purges
 from app.keys import resolve_key
 from app.paths import Paths
@@ -41,7 +41,8 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
     from mama_core.embeddings import load_embedder
 
     settings = Settings.load(paths.settings)
-    store = Store.open(db_path, dev_memory_key(db_path))
+    marks = held_data_marks(db_path, paths.config)
+    store = Store.open(db_path, dev_memory_key(db_path), held_data_marks=marks)
     try:
         embedder = load_embedder(settings.embedding_model_path, paths.cache)
         engine = Engine(

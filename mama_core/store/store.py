@@ -13,15 +13,24 @@ A new store is built whole under a temporary name in the same folder, then
 renamed into place, while a creation lock is held: a crash leaves at most a
 temporary file (removed by the next creation), and processes started together
 on a new folder make one store between them. So ``mama.db`` is either absent or
-a complete, migrated store; a 0-byte one is never MAMA's and is refused.
+a complete, migrated store.
+
+A 0-byte ``mama.db`` is not this MAMA's: an older one created the file before
+writing it, so a crash in its first open could leave it empty. Such a file is
+kept aside (``mama.db.empty-<time>``) and the store made anew, unless a store
+that held data has left its traces (``held_data_traces``): a backup, a
+write-ahead log with content, or what the caller names (the chain anchors, an
+export's record). Then the file was truncated or replaced, and it is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from filelock import FileLock
@@ -36,12 +45,16 @@ from mama_core.errors import (
 )
 from mama_core.store import sqlcipher
 from mama_core.store.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, connect, translate_error
-from mama_core.store.copies import BACKUP_DIR_NAME, backup_path
+from mama_core.store.copies import BACKUP_DIR_NAME, backup_path, store_backups
 from mama_core.store.keys import DbKey
 from mama_core.store.migrations import apply_migrations, load_migrations, schema_version
 from mama_core.store.secret import StoreSecret
 
+log = logging.getLogger(__name__)
+
 STORE_FILE_NAME = "mama.db"
+EMPTY_MARK = ".empty-"
+"""A 0-byte store an older MAMA left is kept aside as ``<name>.empty-<time>``."""
 CREATING_MARK = ".creating-"
 """A store being built is named ``<name>.creating-<pid>``; only a creation, holding
 the creation lock, touches such files (and removes those a crash left)."""
@@ -67,12 +80,16 @@ class Store:
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         check_writable: bool = True,
+        held_data_marks: Sequence[Path] = (),
     ) -> Store:
         """Open (creating if needed) and migrate the store at ``path``.
 
         ``check_writable`` takes and releases the write lock even with nothing to
         migrate, so a process that will write for hours fails at start, not at its
         first write; a short command that may only read passes False.
+        ``held_data_marks`` are files outside the core's knowledge whose presence
+        shows a store here once held data (the app's chain anchors): with one of
+        them, a 0-byte file is refused instead of being replaced.
         """
         path = Path(path)
         try:
@@ -84,7 +101,9 @@ class Store:
             ) from exc
         if not path.exists():
             cls._create(path, key, busy_timeout_ms)
-        _refuse_empty_file(path)
+        elif _is_empty(path) and not held_data_traces(path, held_data_marks):
+            cls._replace_empty(path, key, busy_timeout_ms)
+        _refuse_empty_file(path, held_data_traces(path, held_data_marks))
         conn = connect(path, key, busy_timeout_ms=busy_timeout_ms)
         store = cls(path, key, conn, busy_timeout_ms)
         try:
@@ -116,6 +135,31 @@ class Store:
                     raise
         except OSError as exc:
             raise translate_error(exc, path) from exc
+
+    @classmethod
+    def _replace_empty(cls, path: Path, key: DbKey, busy_timeout_ms: int) -> None:
+        """Keep the 0-byte file an older MAMA's first open left (no store that held
+        data left a trace) aside, and make the store in its place, under the creation
+        lock: processes started together on it make one store between them."""
+        try:
+            with FileLock(creation_lock_path(path), thread_local=False):
+                if not _is_empty(path):
+                    return  # another process made the store meanwhile
+                stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+                aside = path.with_name(f"{path.name}{EMPTY_MARK}{stamp}")
+                os.replace(path, aside)
+                for suffix in ("-wal", "-shm"):  # empty, or SQLite's shared memory
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+                log.warning(
+                    "the memory store %s was empty (0 bytes), as an older MAMA left it when "
+                    "its first open was interrupted, and no store that held data was here: "
+                    "kept it as %s and made a new store",
+                    path,
+                    aside.name,
+                )
+        except OSError as exc:
+            raise translate_error(exc, path) from exc
+        cls._create(path, key, busy_timeout_ms)
 
     @classmethod
     def _build(cls, building: Path, key: DbKey, busy_timeout_ms: int) -> None:
@@ -251,22 +295,40 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _refuse_empty_file(path: Path) -> None:
-    """A 0-byte store is a truncated or clobbered file, not a new one: SQLite would
-    silently start an empty store in it, losing what the owner believes is there."""
+def _is_empty(path: Path) -> bool:
     try:
-        size = path.stat().st_size
+        return path.stat().st_size == 0
     except FileNotFoundError:
-        return
+        return False
     except OSError as exc:
         raise translate_error(exc, path) from exc
-    if size == 0:
-        # MAMA builds a new store under another name and renames it whole, so an empty
-        # file here was truncated or replaced (or left by a MAMA older than that).
-        raise NotADatabaseError(
-            f"The memory store {path} is empty (0 bytes): it was truncated or replaced. "
-            "Restore it from a backup, or move it away to start a new store."
-        )
+
+
+def held_data_traces(path: Path, marks: Sequence[Path] = ()) -> list[Path]:
+    """What a store at ``path`` that once held data left behind: its backups (a
+    migration, or the app's first run, copied it), a write-ahead log with content, and
+    those of ``marks`` that exist. None of these is written before a store holds data,
+    so an empty file without them never held any."""
+    wal = Path(f"{path}-wal")
+    found = [*store_backups(path), *(m for m in marks if m.exists())]
+    with contextlib.suppress(OSError):
+        if wal.stat().st_size > 0:
+            found.append(wal)
+    return found
+
+
+def _refuse_empty_file(path: Path, traces: Sequence[Path]) -> None:
+    """A 0-byte store where a store that held data was (``traces``) was truncated or
+    clobbered: SQLite would silently start an empty store in it, losing what the owner
+    believes is there. (Without traces, ``Store._replace_empty`` replaced it.)"""
+    if not _is_empty(path):
+        return
+    found = ", ".join(sorted({t.name for t in traces})) or "none"
+    raise NotADatabaseError(
+        f"The memory store {path} is empty (0 bytes), but a store that held data was here "
+        f"(found: {found}): it was truncated or replaced. Restore it from a backup, or "
+        "move it away to start a new store."
+    )
 
 
 __all__ = ["BACKUP_DIR_NAME", "STORE_FILE_NAME", "MamaError", "Store"]
