@@ -1,5 +1,6 @@
 """``mama verify`` sees a deleted observation and a rewritten history whose anchor beside
-the store was deleted (the second copy, in the config folder, still tells); it never
+the store was deleted (the second copy, in the config folder, still tells — and the
+other way round); a store that has had an anchor fails with neither copy; it never
 reports a store another process is writing as damaged; and ``mama remember`` on a
 damaged page says so in one line, with its code."""
 
@@ -224,6 +225,40 @@ def test_a_rewritten_history_without_its_local_anchor_fails(
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert external.exists() and anchor_path(db).exists()
     assert external.read_text() != kept
+
+
+def test_a_rewritten_history_without_its_config_folder_anchor_fails(
+    home: Path, model_cache_dir: Path
+) -> None:
+    """The other copy alone: the config folder's anchor deleted (with the data folder
+    copied elsewhere, say), the one beside the store still catches a rewritten history."""
+    db = home / "mama.db"
+    external = external_anchor_path(default_config(), store_id(home), db)
+    assert external.exists() and anchor_path(db).exists()
+    external.unlink()
+    # Control: the untouched store verifies on the copy beside it.
+    assert verify(home, model_cache_dir).returncode == 0
+    rewrite_history(db)
+    failed = verify(home, model_cache_dir)
+    assert failed.returncode == VERIFY_FAILED, failed.stdout + failed.stderr
+    assert "history rewritten" in failed.stdout
+    assert "anchor kept outside the file is gone" not in failed.stdout  # one copy is enough
+
+
+def test_an_untouched_store_that_had_an_anchor_does_not_verify_without_either_copy(
+    home: Path, model_cache_dir: Path
+) -> None:
+    """Deleting both copies is how a rewritten history would hide: so a store that has
+    had an anchor fails without one, even untouched, until the owner re-anchors it."""
+    db = home / "mama.db"
+    external = external_anchor_path(default_config(), store_id(home), db)
+    assert verify(home, model_cache_dir).returncode == 0  # control: both copies there
+    external.unlink()
+    anchor_path(db).unlink()
+    bare = verify(home, model_cache_dir)
+    assert bare.returncode == VERIFY_FAILED, bare.stdout + bare.stderr
+    assert "anchor kept outside the file is gone" in bare.stdout
+    assert "history rewritten" not in bare.stdout and "was altered" not in bare.stdout
 
 
 WRITER = textwrap.dedent(
