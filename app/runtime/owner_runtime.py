@@ -60,7 +60,7 @@ from app.runtime.schedule import is_brief
 from app.runtime.sender import Sender
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
-from mama_core.memory.ownership import PROPOSABLE_ACTIONS
+from mama_core.memory.proposed_changes import CHANGE_ACTIONS
 from mama_core.model import ChangeSet
 from mama_core.store import Store
 
@@ -171,9 +171,10 @@ class OwnerRuntime:
             )
 
         def on_change(changes: ChangeSet) -> None:
-            # A new record may be a proposal; a retire, outcome or link may be a
-            # change proposed to one of the owner's records.
-            if changes.added or changes.action in PROPOSABLE_ACTIONS:
+            # A new record may be a proposal; a retire, outcome, link, commitment
+            # close or reschedule, or a settings change may be a change proposed to
+            # the owner's records or settings.
+            if changes.added or changes.action in CHANGE_ACTIONS:
                 loop.call_soon_threadsafe(self._scan_soon)
             if changes.action == "memory.purge":
                 # The conversation may hold the erased text: end it now, not at the next turn.

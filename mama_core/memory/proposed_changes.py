@@ -30,6 +30,20 @@ from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
 
+CHANGE_ACTIONS: frozenset[str] = frozenset(
+    {
+        "memory.retire",
+        "memory.update_outcome",
+        "memory.link",
+        "commitment.close",
+        "commitment.reschedule",
+        "owner.set_timezone",
+        "owner.set_brief",
+    }
+)
+"""The actions whose input a proposed change may keep (the table's CHECK lists the
+same): a commit of one of them may have left a change waiting for the owner."""
+
 _COLUMNS = "id, action, judgment_id, payload, proposed_by, state, created_at, event_id, setting_key"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import html.parser
+from dataclasses import replace
 from typing import Any
 
 from app.backends.command_mode import CommandModeBackend
@@ -12,7 +13,9 @@ from app.telegram.formatting import TELEGRAM_LIMIT, to_html, to_plain, utf16_len
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts
 from mama_core.store import Store
 from tests.app.runtime.support import ScriptedAgent
-from tests.app.telegram.stack import OWNER_CHAT, OWNER_USER, STRANGER, messenger
+from tests.app.telegram.stack import FAST, OWNER_CHAT, OWNER_USER, STRANGER, messenger
+
+NO_POLL = replace(FAST, poll_seconds=600.0)
 
 
 def judgments(engine: Engine) -> list[dict[str, Any]]:
@@ -285,7 +288,8 @@ def test_an_agents_settings_change_from_a_tainted_turn_is_decided_with_a_button(
 
     async def scenario() -> None:
         nonlocal s
-        async with messenger(engine, store, CommandModeBackend()) as s:
+        # No periodic scan in this test: the proposal's own commit must bring its card.
+        async with messenger(engine, store, CommandModeBackend(), NO_POLL) as s:
             await s.pair()
             moved = engine.dispatch(
                 "owner.set_timezone",
@@ -293,7 +297,6 @@ def test_an_agents_settings_change_from_a_tainted_turn_is_decided_with_a_button(
                 tainted,
                 Grant.agent(["global"]),
             )
-            s.runtime.wake_sender()
             await s.api.signal.until(lambda: len(cards()) == 1)
             card = cards()[0]
             assert card["text"].startswith("<b>Proposed change to your settings</b>")
@@ -321,7 +324,6 @@ def test_an_agents_settings_change_from_a_tainted_turn_is_decided_with_a_button(
             off = engine.dispatch(
                 "owner.set_timezone", {"timezone": "UTC"}, tainted, Grant.agent(["global"])
             )
-            s.runtime.wake_sender()
             await s.api.signal.until(lambda: len(cards()) == 2)
             s.api.push_callback(OWNER_USER, card_message, f"reject:settings:{off['change_id']}")
             await s.api.signal.until(lambda: len(s.api.edits) == 2)
