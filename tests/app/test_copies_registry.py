@@ -42,6 +42,9 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "the store itself, built under a temporary name and renamed into place (not a copy)"
     ),
     "mama_core.store.store:_fsync": "flushes a file MAMA already wrote; writes nothing new",
+    "mama_core.store.store:Store._replace_empty": (
+        "renames an empty (0-byte) store an older MAMA left aside: it never held a text"
+    ),
     "ui.autostart:set_enabled": "the desktop autostart entry (the launch command)",
     "ui.data_location:set_chosen_home": "the path of the chosen data folder",
     "ui.startup_probe:StartupProbe.mark": "start-up milestone times, for the benchmark",
