@@ -171,3 +171,17 @@ def test_a_settings_decision_names_its_change_and_only_a_settings_one(engine: En
     )
     assert [c.id for c in pending_after(engine.store.conn)] == [timezone["change_id"]]
     _verified(engine)
+
+
+def test_the_actions_a_change_may_keep_are_the_ones_the_table_allows(engine: Engine) -> None:
+    """The runtime cards what ``CHANGE_ACTIONS`` may leave: the list and the table's
+    CHECK must not drift apart (a new proposable action would then go uncarded)."""
+    import re
+
+    from mama_core.memory.proposed_changes import CHANGE_ACTIONS
+
+    sql = engine.store.conn.execute(
+        "SELECT sql FROM sqlite_schema WHERE name = 'change_proposals'"
+    ).fetchone()[0]
+    check = sql[sql.index("action") : sql.index("judgment_id")]
+    assert set(re.findall(r"'([a-z_]+\.[a-z_]+)'", check)) == CHANGE_ACTIONS
