@@ -321,6 +321,7 @@ class ApproveInput(MutationInput):
 
     id: RecordId
     change_id: ChangeId | None = None
+    reason: Reason | None = Field(None, description="Why (kept beside the approval's event).")
 
 
 class RejectInput(MutationInput):
