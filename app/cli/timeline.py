@@ -100,8 +100,14 @@ def timeline(
     if valid_at:
         payload["valid_at"] = _iso(parse_moment(valid_at, "--valid-at", tz, now))
     if start:
-        payload["from_time"] = _iso(parse_moment(start, "--from", tz, now))
-        payload["to_time"] = _iso(parse_moment(end, "--to", tz, now) if end else now)
+        begins = parse_moment(start, "--from", tz, now)
+        ends = parse_moment(end, "--to", tz, now) if end else now
+        if begins >= ends:
+            raise InvalidInputError(
+                f"--from ({_iso(begins)}) must be before --to ({_iso(ends)}).",
+                details={"fields": ["from", "to"]},
+            )
+        payload["from_time"], payload["to_time"] = _iso(begins), _iso(ends)
     if recorded_at:
         payload["as_recorded_at"] = _iso(parse_moment(recorded_at, "--as-recorded-at", tz, now))
     if scopes:
