@@ -148,7 +148,7 @@ def proposal_text(p: Proposal) -> str:
     lines = [head, f"    by {p.proposed_by}, {p.proposed_at}"]
     if p.why:
         lines.append(f"    why: {p.why}")
-    return terminal_text("\n".join(lines)).replace("\\x0a", "\n")
+    return "\n".join(terminal_text(line) for line in lines)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
@@ -189,7 +189,9 @@ def _decide_help(verb: str) -> str:
     )
 
 
-@proposals.command("approve", help=_decide_help("Approve"))
+@proposals.command(
+    "approve", help=_decide_help("Approve"), short_help="Approve proposals by id, each on its own."
+)
 @click.argument("ids", nargs=-1, required=True)
 @click.option("--reason", default=None, help="Why (kept in the log beside the approval).")
 @json_option
@@ -200,7 +202,9 @@ def approve_command(
     _decide_each(obj, "approve", ids, reason, forbid_resave=False, as_json=as_json)
 
 
-@proposals.command("reject", help=_decide_help("Reject"))
+@proposals.command(
+    "reject", help=_decide_help("Reject"), short_help="Reject proposals by id, each on its own."
+)
 @click.argument("ids", nargs=-1, required=True)
 @click.option("--reason", default=None, help=f"Why (default: {REJECT_REASON!r}).")
 @click.option("--forbid-resave", is_flag=True, help="Don't let a rejected memory come back.")
