@@ -6,13 +6,18 @@ against a real encrypted store, the proposals made by a real engine as a coding 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from mama_core.embeddings import Embedder
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory.session import ActorKind, TurnKind
 from mama_core.store import DbKey, Store
+from tests.app.runtime.support import MAMA, mama_env
 from tests.app.test_cli_memory import Mama
 from tests.conftest import TEST_KEY_HEX
 
@@ -122,3 +127,43 @@ def test_a_malformed_id_is_refused_alone(tmp_path: Path, model_cache_dir: Path) 
     assert lines[1].startswith(f"mama: invalid_transition: {fact}: ")  # active, not proposed
     assert "Traceback" not in result.stderr and result.stdout == ""
     assert mama.json("show", str(fact))["record"]["status"] == "active"
+
+
+def test_deciding_beside_a_running_daemon(
+    tmp_path: Path, model_cache_dir: Path, embedder: Embedder, clean_env: pytest.MonkeyPatch
+) -> None:
+    """The daemon holds the store and runs the agent; the terminal still lists and
+    decides what waits (each CLI command is its own process on the same store)."""
+    mama = Mama(tmp_path / "home", model_cache_dir)
+    daemon = subprocess.Popen(
+        [str(MAMA), "daemon"],
+        env=mama_env(mama.home, model_cache_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert daemon.stdout is not None
+        assert "ready (" in daemon.stdout.readline()
+        with (
+            Store.open(mama.home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store,
+            Engine(store, embedder) as engine,
+        ):
+            proposal = engine.dispatch(
+                "memory.save",
+                {"kind": "lesson", "summary": "Pin the CI image", "applies_when": "CI breaks"},
+                CODING_AGENT,
+                Grant.agent(["global"]),
+            )["judgment_id"]
+        assert [p["id"] for p in mama.json("proposals")["proposals"]] == [proposal]
+        approved = mama.run("proposals", "approve", str(proposal))
+        assert approved.returncode == 0, approved.stderr
+        assert approved.stdout.strip() == f"approved #{proposal}: active"
+        assert mama.json("proposals")["proposals"] == []
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=60)
+        assert daemon.returncode == 0, err
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.communicate()
