@@ -20,7 +20,9 @@ from app.cli.doctor import doctor
 from app.cli.mcp_commands import hook, mcp
 from app.cli.memory import COMMANDS as MEMORY_COMMANDS
 from app.cli.observations import COMMANDS as FORGET_COMMANDS
+from app.cli.proposals import proposals
 from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
+from app.cli.timeline import timeline
 from app.cli.tombstones import tombstones
 from app.cli.work import work
 from app.logs import setup_file_logging
@@ -75,6 +77,8 @@ cli.add_command(hook)
 cli.add_command(tombstones)
 cli.add_command(connectors)
 cli.add_command(work)
+cli.add_command(proposals)
+cli.add_command(timeline)
 for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:

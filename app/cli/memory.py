@@ -47,7 +47,8 @@ def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, A
     return obj.owner_dispatch(action, payload)
 
 
-def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
+def receipt_line(receipt: Receipt, verb: str) -> str:
+    """``approved #12 (proposed change 3): stale``: what a mutation did, in one line."""
     replay = " (already done earlier; nothing changed)" if receipt.replayed else ""
     if receipt.judgment_id is None and receipt.change_id is not None:  # a settings change
         line = f"{verb} change {receipt.change_id} to your settings{replay}"
@@ -56,8 +57,11 @@ def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
     change = ""
     if receipt.change_id is not None:
         change = f" (proposed change {receipt.change_id})"
-    line = f"{verb} #{receipt.judgment_id}{change}: {receipt.status}{replay}"
-    _emit(receipt.to_wire(), as_json, line)
+    return f"{verb} #{receipt.judgment_id}{change}: {receipt.status}{replay}"
+
+
+def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
+    _emit(receipt.to_wire(), as_json, receipt_line(receipt, verb))
 
 
 def _decision(judgment_id: int | None, change_id: int | None) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """``mama work``: the owner's commitments at the command line.
 
 ``list`` shows open commitments by due time (overdue marked, proposals waiting for the
-owner labelled); ``done``, ``drop`` and ``due`` close or move one. Each is an owner
+owner labelled); ``add`` makes one with its terms (who owes whom, by when); ``done``,
+``drop`` and ``due`` close or move one. Each is an owner
 action through the catalog (``commitment.list``, ``commitment.close``,
 ``commitment.reschedule``), so it gets the same checks, receipt and event as a click
 in the review window. ``--json`` prints the result or receipt as JSON on stdout.
@@ -20,9 +21,15 @@ from app.cli.display import json_text, terminal_text
 from app.cli.params import ROW_ID
 from mama_core import clock
 from mama_core.memory import Receipt
+from mama_core.memory.commitments import due_fields
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.errors import InvalidInputError
-from mama_core.memory.inputs import CommitmentCloseInput, CommitmentRescheduleInput
+from mama_core.memory.inputs import (
+    OWNER_PARTY,
+    CommitmentCloseInput,
+    CommitmentRescheduleInput,
+    SaveInput,
+)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 CLEAR_DUE = ("none", "-")
@@ -31,7 +38,7 @@ CLEAR_DUE = ("none", "-")
 
 @click.group()
 def work() -> None:
-    """Your commitments: who owes what to whom by when. List them, close or move one."""
+    """Your commitments: who owes what to whom by when. List or add them, close or move one."""
 
 
 @work.command("list")
@@ -53,6 +60,77 @@ def list_command(obj: CliContext, show_all: bool, limit: int, as_json: bool) -> 
         click.echo("no open commitments" if not show_all else "no commitments")
         return
     click.echo("\n".join(entry_text(entry) for entry in found))
+
+
+@work.command("add")
+@click.argument("text")
+@click.option(
+    "--owed-to",
+    "owed_to",
+    required=True,
+    help="To whom it is owed: a person's name, or 'owner' when it is owed to you.",
+)
+@click.option(
+    "--due",
+    "when",
+    required=True,
+    help="When it is due: ISO 8601 with its offset (2026-12-05T17:00+01:00), a local "
+    "time with --tz, or 'none'.",
+)
+@click.option("--tz", "zone", default=None, help="IANA timezone of --due, e.g. Europe/Berlin.")
+@click.option(
+    "--owed-by",
+    "owed_by",
+    default=OWNER_PARTY,
+    show_default=True,
+    help="Who owes it: 'owner' (you) or a person's name.",
+)
+@click.option(
+    "--scope", "scopes", multiple=True, help="global, user:NAME, channel:NAME, project:NAME"
+)
+@click.option("--details", default="", help="Longer details.")
+@json_option
+@click.pass_obj
+def add_command(
+    obj: CliContext,
+    text: str,
+    owed_to: str,
+    when: str,
+    zone: str | None,
+    owed_by: str,
+    scopes: tuple[str, ...],
+    details: str,
+    as_json: bool,
+) -> None:
+    """Add a commitment TEXT with its terms: who owes it (you, unless --owed-by), to
+    whom, and when it is due."""
+    due = parse_when(when, zone, "--due")
+    terms: dict[str, Any] = {"owed_by": owed_by, "owed_to": owed_to, "due": due}
+    payload: dict[str, Any] = {
+        "kind": "commitment",
+        "summary": text,
+        "details": details,
+        "commitment": terms,
+    }
+    if scopes:
+        payload["scopes"] = list(scopes)
+    receipt = obj.owner_mutate(parse_input(SaveInput, **payload))
+    if as_json:
+        click.echo(json_text(receipt.to_wire()))
+        return
+    due_at, due_tz = due_fields(due)
+    entry = {
+        "id": receipt.judgment_id,
+        "status": receipt.status,
+        "state": "open",
+        "overdue": False,
+        "due_at": due_at,
+        "due_tz": due_tz,
+        "owed_by": owed_by,
+        "owed_to": owed_to,
+        "summary": text,
+    }
+    click.echo(f"added {entry_text(entry)}")
 
 
 @work.command("done")
@@ -99,9 +177,9 @@ def due_command(
     _emit(obj.owner_mutate(inp), as_json, "rescheduled")
 
 
-def parse_when(when: str, zone: str | None) -> datetime | None:
-    """WHEN as an aware time (None for 'none'); a time without an offset needs ``--tz``,
-    since whose 17:00 it is cannot be guessed."""
+def parse_when(when: str, zone: str | None, name: str = "WHEN") -> datetime | None:
+    """WHEN (the value of ``name``) as an aware time (None for 'none'); a time without an
+    offset needs ``--tz``, since whose 17:00 it is cannot be guessed."""
     text = when.strip()
     if text.lower() in CLEAR_DUE:
         return None
@@ -109,22 +187,27 @@ def parse_when(when: str, zone: str | None) -> datetime | None:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidInputError(
-            f"WHEN must be an ISO 8601 time such as 2026-12-05T17:00+01:00, not {when!r}.",
-            details={"fields": ["when"]},
+            f"{name} must be an ISO 8601 time such as 2026-12-05T17:00+01:00, not {when!r}.",
+            details={"fields": [_field(name)]},
         ) from None
-    tz = _zone(zone) if zone is not None else None
+    tz = named_zone(zone) if zone is not None else None
     if moment.tzinfo is None:
         if tz is None:
             raise InvalidInputError(
-                "WHEN has no timezone: add its offset (2026-12-05T17:00+01:00) or name the "
-                "zone with --tz Europe/Berlin.",
-                details={"fields": ["when"]},
+                f"{name} has no timezone: add its offset (2026-12-05T17:00+01:00) or name "
+                "the zone with --tz Europe/Berlin.",
+                details={"fields": [_field(name)]},
             )
         return moment.replace(tzinfo=tz)
     return moment if tz is None else moment.astimezone(tz)
 
 
-def _zone(name: str) -> ZoneInfo:
+def _field(name: str) -> str:
+    return name.lstrip("-").replace("-", "_").lower()
+
+
+def named_zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name`` (a ``--tz`` value), or a one-line ``invalid_input``."""
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

@@ -263,7 +263,24 @@ class TimelineInput(ActionInput):
         None, description="Store time: what was active as recorded at this instant."
     )
     valid_at: Moment | None = Field(None, description="World time: what held at this instant.")
+    from_time: Moment | None = Field(
+        None, description="With to_time: what held, or changed, between the two instants."
+    )
+    to_time: Moment | None = Field(
+        None, description="With from_time: the end of the range (exclusive)."
+    )
     limit: int = Field(50, ge=1, le=500, description="At most this many records.")
+
+    @model_validator(mode="after")
+    def _one_world_question(self) -> TimelineInput:
+        if (self.from_time is None) != (self.to_time is None):
+            raise ValueError("from_time and to_time go together: give both, or neither")
+        if self.from_time is not None and self.to_time is not None:
+            if self.valid_at is not None:
+                raise ValueError("ask valid_at or a from_time/to_time range, not both")
+            if self.from_time >= self.to_time:
+                raise ValueError("from_time must be before to_time")
+        return self
 
 
 class CheckpointSaveInput(MutationInput):
@@ -320,6 +337,7 @@ class _Decision(MutationInput):
 class ApproveInput(_Decision):
     """review.approve (owner): make a proposal active, or apply the change proposed to it."""
 
+    reason: Reason | None = Field(None, description="Why (kept beside the approval's event).")
 
 class RejectInput(_Decision):
     """review.reject (owner): decline a proposal (or the change proposed to it)."""

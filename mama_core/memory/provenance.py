@@ -77,11 +77,15 @@ _INVOLVEMENT_WORDS = {
 }
 
 
+def turn_words(turn: str) -> str:
+    """Where a turn happened, in words: ``in a coding session``, ``via source delta``."""
+    return _TURN_WORDS.get(turn, turn.replace("_", " "))
+
+
 def origin_line(provenance: Mapping[str, Any], involvement: str, status: str) -> str:
     """Where a record came from, for every read: ``from #ops (slack) via source delta,
     proposed``; ``stated by the owner at the command line, active``."""
-    turn = str(provenance.get("turn") or "")
-    where = _TURN_WORDS.get(turn, turn.replace("_", " "))
+    where = turn_words(str(provenance.get("turn") or ""))
     origin = provenance.get("origin")
     if origin:
         head = f"from {origin} {where}"

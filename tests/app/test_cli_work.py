@@ -78,3 +78,43 @@ def test_bad_input_is_one_line_with_its_code(tmp_path: Path, model_cache_dir: Pa
     cleared = mama.json("work", "due", str(moved["judgment_id"]), "none")
     assert mama.json("work", "list")["commitments"][0]["id"] == cleared["judgment_id"]
     assert mama.json("work", "list")["commitments"][0]["due_at"] is None
+
+
+def test_work_add_records_a_commitment_with_its_terms(
+    tmp_path: Path, model_cache_dir: Path
+) -> None:
+    mama = Mama(tmp_path / "home", model_cache_dir)
+    added = mama.run(
+        "work", "add", "Send Dana the deck", "--owed-to", "Dana",
+        "--due", "2026-12-05T17:00", "--tz", "Europe/Berlin",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("added #")
+    assert added.stdout.rstrip().endswith(
+        " due 2026-12-05 17:00 Europe/Berlin  owner -> Dana: Send Dana the deck"
+    )
+    owed_to_me = mama.json(
+        "work", "add", "Review my draft", "--owed-by", "Sam", "--owed-to", "owner",
+        "--due", "2026-12-04T09:00+01:00",
+    )  # fmt: skip
+    assert owed_to_me["status"] == "active"
+    listed = mama.json("work", "list")["commitments"]
+    assert [
+        (c["summary"], c["owed_by"], c["owed_to"], c["due_at"], c["due_tz"]) for c in listed
+    ] == [
+        ("Review my draft", "Sam", "owner", "2026-12-04T08:00:00.000000Z", None),
+        ("Send Dana the deck", "owner", "Dana", "2026-12-05T16:00:00.000000Z", "Europe/Berlin"),
+    ]
+
+    for args, field in (
+        (("--due", "2026-12-05T17:00"), "--due"),  # whose 17:00?
+        (("--due", "tomorrow"), "--due"),
+        (("--due", "2026-12-05T17:00", "--tz", "Mars/Olympus"), "--tz"),
+    ):
+        result = mama.run("work", "add", "Call the bank", "--owed-to", "Bank", *args)
+        assert result.returncode == InvalidInputError.exit_code, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"mama: invalid_input: {field} "), lines
+    no_owed_to = mama.run("work", "add", "Call the bank", "--due", "none")
+    assert no_owed_to.returncode != 0 and "--owed-to" in no_owed_to.stderr
+    assert len(mama.json("work", "list")["commitments"]) == 2  # nothing half-made

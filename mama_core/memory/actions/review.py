@@ -2,7 +2,8 @@
 
 Approving makes it active and owner-approved, and only now do the supersessions
 it proposed take effect: an agent's revision never retires the owner's rule
-before the owner agrees. Rejecting keeps the reason and may leave a tombstone.
+before the owner agrees. The owner may say why, kept beside the event like any
+reason (so a purge can erase it). Rejecting keeps the reason and may leave a tombstone.
 A change proposed to one of the owner's records (``proposed_changes``) is
 approved or rejected with the same verbs and the record's id; a change proposed to
 the owner's settings, which has no record, with its ``change_id`` alone.
@@ -38,6 +39,15 @@ def approve_command(call: Call[ApproveInput], env: Env) -> Command:
     inp = call.input
 
     def apply(tx: Tx) -> Applied:
+        applied = approve(tx)
+        if inp.reason is None:
+            return applied
+        # A change's own action may have kept its reason under "reason" already.
+        field = "approval_reason" if "reason_hmac" in applied.payload else "reason"
+        payload = {**applied.payload, f"{field}_hmac": tx.record_text(field, inp.reason)}
+        return Applied(applied.judgment_id, payload, applied.receipt)
+
+    def approve(tx: Tx) -> Applied:
         if inp.id is None:
             return proposed_changes.approve(tx, _waiting_setting_change(tx.conn, inp), env)
         proposal = load_visible(tx.conn, inp.id, tx.grant)

@@ -5,6 +5,10 @@ an instant T (each event lists its status transitions), answering "what did the
 store believe at T, and which events changed that". *World time*: a judgment
 held at V when ``valid_from <= V < valid_until``. Both may be asked together:
 what the store, at T, believed held at V.
+
+A range ``from_time``/``to_time`` asks both axes over a span: the beliefs that held
+at some instant of it, and those an event changed in it (a fact about 2020 recorded
+this week), with only the events of the span.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> dict[str,
     grant = read_scopes(call.grant, inp.scopes)
     recorded = None if inp.as_recorded_at is None else clock.iso(inp.as_recorded_at)
     valid = None if inp.valid_at is None else clock.iso(inp.valid_at)
+    period = _period(inp)
+    changed = set[int]() if period is None else _changed_between(conn, period)
     predicate, params = scope_filter("j", grant)
     where = [predicate]
     if inp.id is not None:
@@ -63,7 +69,7 @@ def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> dict[str,
         status, until = j.status, j.valid_until
         if states is not None:
             status, until = states[j.id].status, states[j.id].valid_until
-        if inp.id is None and not _wanted(j, status, until, valid):
+        if inp.id is None and not _wanted(j, status, until, valid, period, changed):
             continue
         chosen.append((j, status, until))
         if len(chosen) >= inp.limit:
@@ -79,18 +85,63 @@ def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> dict[str,
                 "held_at_valid_at": None if valid is None else _holds(j.valid_from, until, valid),
             }
         )
+        if period is not None:
+            entry["held_in_range"] = status in _WORLD and _overlaps(j.valid_from, until, period)
+            entry["changed_in_range"] = j.id in changed
         records.append(entry)
     events: list[dict[str, Any]] = []
     for j, _, _ in chosen:
         events += events_touching(conn, j.id, grant, recorded)
+    if period is not None:
+        events = [e for e in events if period[0] <= e["at"] < period[1]]
     events = sorted({e["id"]: e for e in events}.values(), key=lambda e: e["id"])
-    return {"as_recorded_at": recorded, "valid_at": valid, "records": records, "events": events}
+    return {
+        "as_recorded_at": recorded,
+        "valid_at": valid,
+        "from_time": None if period is None else period[0],
+        "to_time": None if period is None else period[1],
+        "records": records,
+        "events": events,
+    }
 
 
-def _wanted(j: Judgment, status: str, until: str | None, valid: str | None) -> bool:
+def _period(inp: TimelineInput) -> tuple[str, str] | None:
+    if inp.from_time is None or inp.to_time is None:
+        return None
+    return clock.iso(inp.from_time), clock.iso(inp.to_time)
+
+
+def _changed_between(conn: Connection, period: tuple[str, str]) -> set[int]:
+    """The judgments an event in ``period`` created or changed (its record, or one it
+    lists as touched)."""
+    rows = conn.execute(
+        "SELECT e.judgment_id FROM events e WHERE e.at >= ? AND e.at < ? "
+        "AND e.judgment_id IS NOT NULL UNION SELECT t.value FROM events e, "
+        "json_each(e.payload, '$.touched') t WHERE e.at >= ? AND e.at < ?",
+        (*period, *period),
+    ).fetchall()
+    return {int(r[0]) for r in rows if isinstance(r[0], int)}
+
+
+def _wanted(
+    j: Judgment,
+    status: str,
+    until: str | None,
+    valid: str | None,
+    period: tuple[str, str] | None,
+    changed: set[int],
+) -> bool:
+    if period is not None:
+        return status in _WORLD and (_overlaps(j.valid_from, until, period) or j.id in changed)
     if valid is None:
         return status == "active"
     return status in _WORLD and _holds(j.valid_from, until, valid)
+
+
+def _overlaps(valid_from: str, valid_until: str | None, period: tuple[str, str]) -> bool:
+    """Held at some instant of ``[start, end)``."""
+    start, end = period
+    return valid_from < end and (valid_until is None or valid_until > start)
 
 
 def _holds(valid_from: str, valid_until: str | None, at: str) -> bool:

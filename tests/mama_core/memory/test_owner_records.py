@@ -323,3 +323,24 @@ def test_purging_the_record_erases_the_words_of_changes_proposed_to_it(engine: E
     assert by_target[decision][1] == "rejected"  # nothing is left to decide on
     assert "wombatique" in by_target[kept][0]  # the control: another record's change stays
     assert by_target[kept][1] == "pending"
+
+
+def test_the_owners_approval_keeps_its_reason_beside_the_event(engine: Engine) -> None:
+    """An approval may say why; a change's own reason (the proposer's) stays its own."""
+    rule = save(engine, "Never deploy on Fridays", "constraint")["judgment_id"]
+    _retire(engine, rule, MCP_CLIENT)
+    engine.dispatch(
+        "review.approve", {"id": rule, "reason": "agreed at the retro"}, OWNER, OWNER_GRANT
+    )
+    last = _events(engine, rule)[-1]
+    assert last["action"] == "review.approve"
+    assert last["payload"]["reason"] == "the team ships daily now"
+    assert last["payload"]["approval_reason"] == "agreed at the retro"
+    proposal = save(engine, "Prefer small PRs", "preference", session=AGENT, grant=agent_grant())
+    pid = proposal["judgment_id"]
+    engine.dispatch("review.approve", {"id": pid, "reason": "yes, always"}, OWNER, OWNER_GRANT)
+    assert _events(engine, pid)[-1]["payload"]["reason"] == "yes, always"
+    # Positive control of the absence: an approval without a reason keeps none.
+    other = save(engine, "Prefer rebases", "preference", session=AGENT, grant=agent_grant())
+    engine.dispatch("review.approve", {"id": other["judgment_id"]}, OWNER, OWNER_GRANT)
+    assert "reason" not in _events(engine, other["judgment_id"])[-1]["payload"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from mama_core import clock
 from mama_core.memory import Engine
+from mama_core.memory.errors import InvalidInputError
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
 
 
@@ -96,3 +100,56 @@ def test_timeline_is_scoped(engine: Engine) -> None:
         hidden["judgment_id"],
         shown["judgment_id"],
     }
+
+
+def test_a_range_lists_what_held_in_it_or_changed_in_it(engine: Engine) -> None:
+    a, b, retired = _history(engine)
+    a_id, b_id = a["judgment_id"], b["judgment_id"]
+    spring = _timeline(engine, from_time="2024-02-01T00:00:00Z", to_time="2024-03-01T00:00:00Z")
+    assert _ids(spring) == [a_id]
+    assert spring["records"][0]["held_in_range"] is True
+    assert spring["records"][0]["changed_in_range"] is False
+    assert spring["events"] == []  # every event was recorded today, not in 2024
+    across = _timeline(engine, from_time="2024-05-01T00:00:00Z", to_time="2024-07-01T00:00:00Z")
+    assert set(_ids(across)) == {a_id, b_id}
+    assert (
+        _ids(_timeline(engine, from_time="2023-01-01T00:00:00Z", to_time="2023-12-31T00:00:00Z"))
+        == []
+    )
+
+    # Record time: a fact about 2019, saved and replaced today, is in today's range
+    # (changed in it) though it held only in 2019; the range keeps only its events.
+    office = save(engine, "The office is in Bonn", valid_from="2019-01-01T00:00:00Z")
+    moved = save(
+        engine,
+        "The office is in Berlin",
+        replaces=[office["judgment_id"]],
+        valid_from="2020-01-01T00:00:00Z",
+    )
+    today = _timeline(engine, from_time=office["at"], to_time=clock.after(moved["at"]))
+    rows = {r["id"]: r for r in today["records"]}
+    assert set(rows) == {office["judgment_id"], moved["judgment_id"]}
+    assert rows[office["judgment_id"]]["changed_in_range"] is True
+    assert rows[office["judgment_id"]]["held_in_range"] is False
+    assert [e["id"] for e in today["events"]] == [office["event_id"], moved["event_id"]]
+    assert retired["event_id"] not in [e["id"] for e in today["events"]]
+    in_2019 = _timeline(engine, from_time="2019-06-01T00:00:00Z", to_time="2019-07-01T00:00:00Z")
+    assert _ids(in_2019) == [office["judgment_id"]] and in_2019["events"] == []
+
+
+def test_a_range_needs_both_ends_in_order(engine: Engine) -> None:
+    save(engine, "Standups are at 9:30", valid_from="2024-01-01T00:00:00Z")
+    for bad in (
+        {"from_time": "2024-01-01T00:00:00Z"},
+        {"to_time": "2024-01-01T00:00:00Z"},
+        {"from_time": "2024-02-01T00:00:00Z", "to_time": "2024-01-01T00:00:00Z"},
+        {
+            "from_time": "2024-01-01T00:00:00Z",
+            "to_time": "2024-02-01T00:00:00Z",
+            "valid_at": "2024-01-15T00:00:00Z",
+        },
+    ):
+        with pytest.raises(InvalidInputError):
+            _timeline(engine, **bad)
+    ok = _timeline(engine, from_time="2024-01-01T00:00:00Z", to_time="2024-02-01T00:00:00Z")
+    assert len(ok["records"]) == 1
