@@ -51,9 +51,7 @@ def receipt_line(receipt: Receipt, verb: str) -> str:
     """``approved #12 (proposed change 3): stale``: what a mutation did, in one line."""
     replay = " (already done earlier; nothing changed)" if receipt.replayed else ""
     if receipt.judgment_id is None and receipt.change_id is not None:  # a settings change
-        line = f"{verb} change {receipt.change_id} to your settings{replay}"
-        _emit(receipt.to_wire(), as_json, line)
-        return
+        return f"{verb} change {receipt.change_id} to your settings{replay}"
     change = ""
     if receipt.change_id is not None:
         change = f" (proposed change {receipt.change_id})"

@@ -42,7 +42,7 @@ class Proposal:
     id: int
     """The record to approve or reject (for a change: the owner's record it changes)."""
     proposal: str
-    """``new_memory`` or ``change``."""
+    """``new_memory``, ``change`` (to a record) or ``setting`` (to a setting)."""
     kind: str
     """The record's kind (decision, fact, commitment…)."""
     summary: str
@@ -70,7 +70,41 @@ def waiting_proposals(obj: CliContext, limit: int = LIST_LIMIT) -> tuple[list[Pr
     already holds), then new memories newest first; and whether the memories were cut
     at ``limit``."""
     memories = _new_memories(obj, limit)
-    return [*_changes(obj), *memories], len(memories) >= limit
+    return [*_setting_changes(obj), *_changes(obj), *memories], len(memories) >= limit
+
+
+SETTING = "setting"
+"""A change an agent proposed to the owner's settings (it has no record: decided as
+``s<change id>``)."""
+
+
+def _setting_changes(obj: CliContext) -> list[Proposal]:
+    from mama_core.memory.proposed_changes import pending_after
+
+    reader = obj.store().new_connection()
+    try:
+        waiting = [c for c in pending_after(reader) if c.setting_key is not None]
+    finally:
+        reader.close()
+    out: list[Proposal] = []
+    for change in reversed(waiting):  # newest first, like the rest
+        by = change.proposed_by
+        who = by.get("name") or str(by.get("kind") or "someone").replace("_", " ")
+        after = " after reading outside content" if by.get("tainted") else ""
+        out.append(
+            Proposal(
+                id=change.id,
+                proposal=SETTING,
+                kind=str(change.setting_key),
+                summary=change.describe(),
+                proposed_by=f"{who} {turn_words(str(by.get('turn') or ''))}{after}".strip(),
+                why=str(change.payload.get("reason") or ""),
+                proposed_at=change.created_at,
+                action=change.action,
+                change_id=change.id,
+            )
+        )
+    return out
 
 
 def _new_memories(obj: CliContext, limit: int) -> list[Proposal]:
@@ -139,7 +173,9 @@ def _without_status(origin: str, status: str) -> str:
 
 def proposal_text(p: Proposal) -> str:
     """A proposal for a person: its id and what it is, then who and why."""
-    if p.proposal == CHANGE:
+    if p.proposal == SETTING:
+        head = f"s{p.id} change to your {p.kind} setting: {p.summary}"
+    elif p.proposal == CHANGE:
         head = f"#{p.id} change to your {p.kind} ({p.record_summary}): {p.summary}"
     else:
         replacing = ", ".join(f"#{i}" for i in p.replaces)
@@ -182,7 +218,8 @@ def proposals(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 def _decide_help(verb: str) -> str:
     return (
-        f"{verb} the proposals IDS (as listed by 'mama proposals'), each on its own: "
+        f"{verb} the proposals IDS (as listed by 'mama proposals': a memory's number, "
+        "or s<N> for a change to your settings), each on its own: "
         "one line per id. Exit 0 when every id was decided; otherwise the exit code "
         "of the first refused id's error (39 not found, 40 not waiting for you, e.g. "
         "already decided; 32 not an id), and the others are still decided."
@@ -230,8 +267,10 @@ def _decide_each(
     first_refusal: EngineError | None = None
     for raw in ids:
         try:
-            judgment_id = ROW_ID.convert(raw.strip().lstrip("#"), None, None)
-            receipt = decide(obj, verb, judgment_id, reason, forbid_resave)
+            token = raw.strip().lstrip("#")
+            setting = token[:1].lower() == "s"
+            judgment_id = ROW_ID.convert(token[1:] if setting else token, None, None)
+            receipt = decide(obj, verb, judgment_id, reason, forbid_resave, setting=setting)
         except EngineError as exc:
             first_refusal = first_refusal or exc
             error = {"code": exc.code, "message": exc.message}
@@ -249,15 +288,23 @@ def _decide_each(
 
 
 def decide(
-    obj: CliContext, verb: str, judgment_id: int, reason: str | None, forbid_resave: bool
+    obj: CliContext,
+    verb: str,
+    judgment_id: int,
+    reason: str | None,
+    forbid_resave: bool,
+    *,
+    setting: bool = False,
 ) -> Receipt:
-    """``review.approve`` or ``review.reject`` of ``judgment_id`` as the owner."""
+    """``review.approve`` or ``review.reject`` of ``judgment_id`` as the owner (with
+    ``setting``: of the settings change with that id, which has no record)."""
+    named: dict[str, Any] = {"change_id": judgment_id} if setting else {"id": judgment_id}
     if verb == "approve":
-        approval: dict[str, Any] = {"id": judgment_id}
+        approval: dict[str, Any] = dict(named)
         if reason is not None:
             approval["reason"] = reason
         return obj.owner_mutate(parse_input(ApproveInput, **approval))
-    fields: dict[str, Any] = {"id": judgment_id, "reason": reason or REJECT_REASON}
+    fields: dict[str, Any] = {**named, "reason": reason or REJECT_REASON}
     if forbid_resave:
         fields["forbid_resave"] = True
     return obj.owner_mutate(parse_input(RejectInput, **fields))

@@ -339,6 +339,7 @@ class ApproveInput(_Decision):
 
     reason: Reason | None = Field(None, description="Why (kept beside the approval's event).")
 
+
 class RejectInput(_Decision):
     """review.reject (owner): decline a proposal (or the change proposed to it)."""
 

@@ -167,3 +167,43 @@ def test_deciding_beside_a_running_daemon(
         if daemon.poll() is None:
             daemon.kill()
             daemon.communicate()
+
+
+def test_a_settings_change_is_listed_and_decided_as_s_id(
+    tmp_path: Path, model_cache_dir: Path
+) -> None:
+    """A change an agent proposed to the owner's settings in a tainted turn has no record:
+    it is listed as s<N> beside the others and decided by that id."""
+    from mama_core.embeddings import load_embedder
+
+    mama = Mama(tmp_path / "home", model_cache_dir)
+    mama.json("settings", "timezone", "Europe/Berlin")
+    tainted = SessionFacts(actor_kind=ActorKind.AGENT, actor_name="claude-code").with_taint()
+    with (
+        Store.open(mama.home / "mama.db", DbKey.from_secret(TEST_KEY_HEX)) as store,
+        Engine(store, load_embedder(None, model_cache_dir)) as engine,
+    ):
+        change = engine.dispatch(
+            "owner.set_timezone",
+            {"timezone": "Asia/Tokyo", "reason": "the forwarded mail says so"},
+            tainted,
+            Grant.agent(["global"]),
+        )["change_id"]
+        brief = engine.dispatch("owner.set_brief", {"enabled": True}, tainted, Grant.agent([]))
+    listed = mama.json("proposals")["proposals"]
+    settings = {p["id"]: p for p in listed if p["proposal"] == "setting"}
+    assert set(settings) == {change, brief["change_id"]}
+    assert settings[change]["why"] == "the forwarded mail says so"
+    assert "Asia/Tokyo" in settings[change]["summary"]
+    shown = mama.run("proposals")
+    assert f"s{change} change to your timezone setting" in shown.stdout
+
+    approved = mama.run("proposals", "approve", f"s{change}")
+    assert approved.returncode == 0, approved.stderr
+    assert "Timezone: Asia/Tokyo" in mama.run("settings", "show").stdout
+    # The record-id form of the same number is another thing: not a settings change.
+    rejected = mama.run("proposals", "reject", f"s{brief['change_id']}", "--reason", "no")
+    assert rejected.returncode == 0, rejected.stderr
+    assert not [p for p in mama.json("proposals")["proposals"] if p["proposal"] == "setting"]
+    again = mama.run("proposals", "approve", f"s{change}")
+    assert again.returncode != 0 and f"s{change}" in again.stderr
