@@ -47,7 +47,10 @@ async def serve(
     store = Store.open(paths.db, key.key)
     try:
         embedder = await asyncio.to_thread(
-            load_embedder, settings.embedding_model_path, paths.cache
+            load_embedder,
+            settings.embedding_model_path,
+            paths.cache,
+            builtin=settings.embedding_model,
         )
         engine = Engine(
             store,

@@ -43,7 +43,9 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
     settings = Settings.load(paths.settings)
     store = Store.open(db_path, dev_memory_key(db_path))
     try:
-        embedder = load_embedder(settings.embedding_model_path, paths.cache)
+        embedder = load_embedder(
+            settings.embedding_model_path, paths.cache, builtin=settings.embedding_model
+        )
         engine = Engine(
             store,
             embedder,

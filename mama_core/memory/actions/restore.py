@@ -134,7 +134,7 @@ def _restore_one(
         source.summary,
         vector,
         env.model_id,
-        env.config.tombstone_threshold,
+        env.tombstone_threshold,
         tx.secret,
     )
     valid_from = source.valid_from

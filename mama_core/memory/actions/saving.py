@@ -86,7 +86,7 @@ def _apply_save(
         inp.summary,
         vector,
         env.model_id,
-        env.config.tombstone_threshold,
+        env.tombstone_threshold,
         tx.secret,
     )
     start = valid_from or tx.at
