@@ -102,13 +102,17 @@ class Scored:
     similarity: float
     same_text: bool
     difference: str | None
+    swap_same_meaning: float = 0.0
+    """The model's swap cue (``ScoreScale.swap_same_meaning``)."""
 
     def refused(self, matcher: str, threshold: float) -> bool:
         if self.same_text:
             return True
         if matcher == "before":
             return self.similarity >= threshold
-        return near_duplicate(self.pair.retired, self.pair.text, self.similarity, threshold)
+        return near_duplicate(
+            self.pair.retired, self.pair.text, self.similarity, threshold, self.swap_same_meaning
+        )
 
 
 def score(pairs: Sequence[Pair], embedder: Embedder) -> list[Scored]:
@@ -129,6 +133,7 @@ def score(pairs: Sequence[Pair], embedder: Embedder) -> list[Scored]:
             ),
             same_text=fingerprint(p.retired) == fingerprint(p.text),
             difference=difference(p.retired, p.text),
+            swap_same_meaning=score_scale(embedder).swap_same_meaning,
         )
         for p in pairs
     ]

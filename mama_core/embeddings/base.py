@@ -71,6 +71,10 @@ class ScoreScale:
     duplicate_threshold: float
     """At or above this cosine a save may be a tombstoned text reworded (the words then
     decide, ``tombstone_match``)."""
+    swap_same_meaning: float = 0.0
+    """A save that swaps one run of a tombstoned sentence's words is let through as
+    another fact below this cosine (0: never, the cosine alone decides); at or above
+    it the swap was a synonym."""
 
 
 MINILM_SCALE = ScoreScale(relevance_floor=0.15, duplicate_threshold=0.92)
@@ -78,7 +82,9 @@ MINILM_SCALE = ScoreScale(relevance_floor=0.15, duplicate_threshold=0.92)
 
 SCORE_SCALES: dict[str, ScoreScale] = {
     "all-MiniLM-L6-v2": MINILM_SCALE,
-    "multilingual-e5-small": ScoreScale(relevance_floor=0.76, duplicate_threshold=0.86),
+    "multilingual-e5-small": ScoreScale(
+        relevance_floor=0.76, duplicate_threshold=0.86, swap_same_meaning=0.99
+    ),
 }
 """Known models by their GGUF ``general.name``. A model not listed gets MiniLM's scale
 (a configured GGUF of another family: set its thresholds explicitly if they differ)."""

@@ -139,12 +139,13 @@ def ensure_default_model(
     progress: ConvertProgress | None = None,
     *,
     src_dir: Path | None = None,
+    name: str | None = None,
 ) -> Path:
     """Path of the converted default model in ``cache_dir``, converting it once if needed.
 
     ``src_dir`` replaces the installed weights (for tests and for a repaired copy).
     """
-    path, _ = ensure_default_model_with_id(cache_dir, progress, src_dir=src_dir)
+    path, _ = ensure_default_model_with_id(cache_dir, progress, src_dir=src_dir, name=name)
     return path
 
 

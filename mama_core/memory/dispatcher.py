@@ -63,6 +63,8 @@ class Env:
     """Hybrid recall, made on first use (loading the vector cache costs time)."""
     tombstone_threshold: float = MINILM_SCALE.duplicate_threshold
     """The tombstone cosine in force: the config's, else the model's (``ScoreScale``)."""
+    swap_same_meaning: float = 0.0
+    """The model's ``ScoreScale.swap_same_meaning`` (the tombstone matcher's swap cue)."""
 
 
 MutationHandler = Callable[[Call[InputT], Env], Command]

@@ -87,11 +87,15 @@ class Engine:
         self._feed = CommitFeed(store.new_connection, self.config.commit_poll_seconds)
         self._writer = Writer(store.conn, store.path, store.secret, self._feed, on_head)
         self._readers = ReaderPool(store, self.config.reader_connections)
+        scale = score_scale(embedder)
         threshold = self.config.tombstone_threshold
-        if threshold is None:
-            threshold = score_scale(embedder).duplicate_threshold
         self._env = Env(
-            self.config, embedder.model_id, self._embed, self.recall, tombstone_threshold=threshold
+            self.config,
+            embedder.model_id,
+            self._embed,
+            self.recall,
+            tombstone_threshold=scale.duplicate_threshold if threshold is None else threshold,
+            swap_same_meaning=scale.swap_same_meaning,
         )
         self._closed = threading.Event()
         self._recall: Recall | None = None

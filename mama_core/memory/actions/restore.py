@@ -136,6 +136,7 @@ def _restore_one(
         env.model_id,
         env.tombstone_threshold,
         tx.secret,
+        env.swap_same_meaning,
     )
     valid_from = source.valid_from
     if status == "active" and source.status in ("stale", "superseded"):

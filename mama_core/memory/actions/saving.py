@@ -88,6 +88,7 @@ def _apply_save(
         env.model_id,
         env.tombstone_threshold,
         tx.secret,
+        env.swap_same_meaning,
     )
     start = valid_from or tx.at
     provenance = provenance_of(session)
