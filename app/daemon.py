@@ -47,7 +47,10 @@ async def serve(
     store = Store.open(paths.db, key.key, held_data_marks=held_data_marks(paths.db, paths.config))
     try:
         embedder = await asyncio.to_thread(
-            load_embedder, settings.embedding_model_path, paths.cache
+            load_embedder,
+            settings.embedding_model_path,
+            paths.cache,
+            builtin=settings.embedding_model,
         )
         engine = Engine(
             store,

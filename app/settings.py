@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -20,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from mama_core.embeddings.convert import BUILTIN_MODELS, DEFAULT_EMBEDDING_MODEL
 from mama_core.errors import MamaError
 from mama_core.scope_names import ScopeName
 
@@ -34,6 +36,16 @@ ENV_OVERRIDES = {
     "local_model_path": "MAMA_LOCAL_MODEL",
 }
 """Settings an environment variable overrides (for servers and tests)."""
+
+
+def _builtin_model(name: str) -> str:
+    if name not in BUILTIN_MODELS:
+        raise ValueError(f"choose one of {', '.join(BUILTIN_MODELS)}")
+    return name
+
+
+BuiltinModel = Annotated[str, AfterValidator(_builtin_model)]
+"""A built-in embedding model's name (``BUILTIN_MODELS``)."""
 
 
 ConnectorName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$")]
@@ -57,10 +69,21 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    embedding_model_path: Path | None = Field(
-        default=None, description="A GGUF embedding model; empty means the built-in MiniLM."
+    embedding_model: BuiltinModel = Field(
+        default=DEFAULT_EMBEDDING_MODEL,
+        description="The built-in embedding model: multilingual-e5-small (any language) "
+        "or all-MiniLM-L6-v2 (English only). A configured file replaces it.",
     )
-    tombstone_threshold: float = Field(default=0.92, ge=0.5, le=1.0)
+    embedding_model_path: Path | None = Field(
+        default=None, description="A GGUF embedding model file; empty means the built-in one."
+    )
+    tombstone_threshold: float | None = Field(
+        default=None,
+        ge=0.5,
+        le=1.0,
+        description="Cosine at which a save is a tombstoned text reworded; empty: the "
+        "embedding model's own (each model has its own scale).",
+    )
     guidance_budget_tokens: int = Field(default=1500, ge=100, le=100_000)
     agent_backend: str = Field(default="command")
     local_model_path: Path | None = Field(

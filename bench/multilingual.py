@@ -43,7 +43,7 @@ from bench.harness import BenchStore, Memory, stored_embedding_text
 from bench.metrics import evidence_recall, reciprocal_rank
 from bench.multilingual_notes import DEFAULT_PATH, Note, NoteSet, load_notes, problems
 from bench.report import Scores
-from bench.retrieval import ALIASES
+from bench.retrieval import ALIASES, parse_method
 from bench.roles import PASSAGE, QUERY, RoleEmbedder
 from mama_core.embeddings import load_embedder
 from mama_core.errors import MamaError
@@ -93,14 +93,18 @@ def score(ranked: Sequence[str], key: str) -> dict[str, float]:
     }
 
 
-def choose_methods(names: str | None) -> dict[str, RecallConfig | None]:
-    """Recall presets by bench name (``fused``, ``vector``, ``bm25`` or a preset), and cosine."""
+def choose_methods(names: str | None, specs: Sequence[str] = ()) -> dict[str, RecallConfig | None]:
+    """Recall presets by bench name (``fused``, ``vector``, ``bm25`` or a preset), and cosine;
+    ``specs`` add presets with some fields changed (``LABEL=PRESET:field=value,…``)."""
     chosen: dict[str, RecallConfig | None] = {}
     for raw in (names or ",".join(DEFAULT_METHODS)).split(","):
         name = raw.strip()
         if not name:
             continue
         chosen[name] = None if name == COSINE else PRESETS[ALIASES.get(name, name)]
+    for spec in specs:
+        label, config = parse_method(spec)
+        chosen[label] = config
     return chosen
 
 
@@ -300,6 +304,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--methods", default=None, help=f"comma-separated (default {','.join(DEFAULT_METHODS)})"
     )
     parser.add_argument(
+        "--method",
+        action="append",
+        default=[],
+        metavar="LABEL=PRESET:field=value,…",
+        help="add a preset with some fields changed (repeatable), as in bench.retrieval",
+    )
+    parser.add_argument(
         "--stores",
         choices=("all", "bilingual"),
         default="all",
@@ -310,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         notes = load_notes(args.path)
-        methods = choose_methods(args.methods)
+        methods = choose_methods(args.methods, args.method)
     except (ValueError, KeyError) as exc:
         print(f"bench.multilingual: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """Precision and recall of the tombstone matcher on a labelled set of pairs.
 
-    python -m bench.tombstone_matcher [--threshold 0.92] [--pairs FILE] [--model GGUF] [--json OUT]
+    python -m bench.tombstone_matcher [--threshold COS] [--pairs FILE] [--model GGUF] [--json OUT]
 
 Each group of ``tests/mama_core/memory/data/tombstone_pairs.json`` retires one
 text; each candidate is a later save that must be ``caught`` (the retired text
@@ -32,7 +32,7 @@ import numpy as np
 import platformdirs
 
 from mama_core.embeddings import PASSAGE, Embedder, load_embedder
-from mama_core.memory.config import EngineConfig
+from mama_core.embeddings.base import score_scale
 from mama_core.memory.tombstone_match import difference, near_duplicate
 from mama_core.memory.tombstones import fingerprint
 from mama_core.model import embedding_text
@@ -102,13 +102,17 @@ class Scored:
     similarity: float
     same_text: bool
     difference: str | None
+    swap_same_meaning: float = 0.0
+    """The model's swap cue (``ScoreScale.swap_same_meaning``)."""
 
     def refused(self, matcher: str, threshold: float) -> bool:
         if self.same_text:
             return True
         if matcher == "before":
             return self.similarity >= threshold
-        return near_duplicate(self.pair.retired, self.pair.text, self.similarity, threshold)
+        return near_duplicate(
+            self.pair.retired, self.pair.text, self.similarity, threshold, self.swap_same_meaning
+        )
 
 
 def score(pairs: Sequence[Pair], embedder: Embedder) -> list[Scored]:
@@ -129,6 +133,7 @@ def score(pairs: Sequence[Pair], embedder: Embedder) -> list[Scored]:
             ),
             same_text=fingerprint(p.retired) == fingerprint(p.text),
             difference=difference(p.retired, p.text),
+            swap_same_meaning=score_scale(embedder).swap_same_meaning,
         )
         for p in pairs
     ]
@@ -255,7 +260,9 @@ def report(scored: Sequence[Scored], threshold: float) -> tuple[str, dict[str, A
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.tombstone_matcher", description=__doc__)
     parser.add_argument("--pairs", type=Path, default=PAIRS)
-    parser.add_argument("--threshold", type=float, default=EngineConfig().tombstone_threshold)
+    parser.add_argument(
+        "--threshold", type=float, default=None, help="cosine (default: the model's own)"
+    )
     parser.add_argument("--model-cache", type=Path, default=None, help="GGUF model cache folder")
     parser.add_argument(
         "--model", type=Path, default=None, help="a GGUF embedding model (default: MAMA's)"
@@ -266,7 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     model_cache = args.model_cache or Path(platformdirs.user_cache_dir("mama")) / "models"
     embedder = load_embedder(args.model, model_cache)
     print(f"model id: {embedder.model_id}", file=sys.stderr)
-    text, data = report(score(load_pairs(args.pairs), embedder), args.threshold)
+    threshold = args.threshold
+    if threshold is None:
+        threshold = score_scale(embedder).duplicate_threshold
+    text, data = report(score(load_pairs(args.pairs), embedder), threshold)
     data["model_id"] = embedder.model_id
     print(text)
     if args.json_out is not None:

@@ -170,7 +170,10 @@ def default_model(model_cache: Path) -> tuple[Path, str]:
     from app.settings import Settings
     from mama_core.embeddings import load_embedder
 
-    embedder = load_embedder(Settings().embedding_model_path, model_cache)
+    settings = Settings()
+    embedder = load_embedder(
+        settings.embedding_model_path, model_cache, builtin=settings.embedding_model
+    )
     return Path(embedder.model_path), str(embedder.model_id)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mama_core.embeddings import Embedder, GgufEmbedder, load_embedder
+from mama_core.embeddings.convert import MINILM
 from mama_core.store import DbKey, Store
 
 # Qt tests render offscreen unless a test sets up a real display itself.
@@ -70,8 +71,13 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
 
 @pytest.fixture(scope="session")
 def embedder(model_cache_dir: Path) -> Embedder:
-    """The real GGUF embedder, one per test session."""
-    return load_embedder(None, model_cache_dir)
+    """The real all-MiniLM-L6-v2 GGUF embedder, one per test session.
+
+    The engine's tests were written against MiniLM's ranks and cosines and test the
+    engine, not the model; MAMA's default model (multilingual-e5-small) has its own
+    fixture (``e5_embedder``) and tests, and every test that runs ``mama`` as a
+    process uses the default."""
+    return load_embedder(None, model_cache_dir, builtin=MINILM)
 
 
 @pytest.fixture(scope="session")

@@ -95,7 +95,9 @@ def open_memory(
 
     store = Store.open(paths.db, key.key, held_data_marks=held_data_marks(paths.db, paths.config))
     try:
-        embedder = load_embedder(settings.embedding_model_path, paths.cache, progress)
+        embedder = load_embedder(
+            settings.embedding_model_path, paths.cache, progress, builtin=settings.embedding_model
+        )
         # The tray runs all day and searches now and then: it holds the model only while
         # in use (multilingual-e5-small's vocabulary alone costs llama.cpp ~120 MB).
         embedder.idle_release_s = MODEL_IDLE_RELEASE_S

@@ -11,6 +11,7 @@ the old model stays in use.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from pathlib import Path
@@ -59,8 +60,11 @@ async def change_model(
     bridge: EngineBridge,
     model_path: Path | None,
     parent: QtWidgets.QWidget | None = None,
+    *,
+    builtin: str | None = None,
 ) -> bool:
-    """Re-embed with the model at ``model_path`` (None: built-in) and switch to it.
+    """Re-embed with the model at ``model_path`` (None: the built-in model ``builtin``)
+    and switch to it.
 
     Returns False if the owner cancelled (the old model stays); raises a
     ``MamaError`` if the model cannot be loaded.
@@ -83,7 +87,9 @@ async def change_model(
 
     try:
         embedder: GgufEmbedder = await asyncio.to_thread(
-            load_embedder, model_path, memory.paths.cache, progress
+            functools.partial(
+                load_embedder, model_path, memory.paths.cache, progress, builtin=builtin
+            )
         )
         await asyncio.to_thread(memory.engine.close)
         try:

@@ -37,6 +37,12 @@ AGENT_BACKENDS: tuple[tuple[str, str], ...] = (
 )
 """(setting value, label) for each agent backend the owner can pick."""
 
+BUILTIN_MODEL_LABELS: tuple[tuple[str, str], ...] = (
+    ("multilingual-e5-small", "Multilingual (multilingual-e5-small)"),
+    ("all-MiniLM-L6-v2", "English only (all-MiniLM-L6-v2)"),
+)
+"""(setting value, label) for each built-in embedding model."""
+
 
 @dataclass(frozen=True)
 class SettingsChoice:
@@ -50,7 +56,10 @@ class SettingsChoice:
     start_at_login: bool
 
     def model_changed(self, before: Settings) -> bool:
-        return self.settings.embedding_model_path != before.embedding_model_path
+        return (
+            self.settings.embedding_model_path != before.embedding_model_path
+            or self.settings.embedding_model != before.embedding_model
+        )
 
 
 class SettingsDialog(QtWidgets.QDialog):
@@ -101,15 +110,25 @@ class SettingsDialog(QtWidgets.QDialog):
         self.folder_note.setVisible(False)
         form.addRow("", self.folder_note)
 
+        self.builtin_model = QtWidgets.QComboBox()
+        self.builtin_model.setObjectName("embedding_model")
+        for value, label in BUILTIN_MODEL_LABELS:
+            self.builtin_model.addItem(label, value)
+        self.builtin_model.setCurrentIndex(
+            max(self.builtin_model.findData(settings.embedding_model), 0)
+        )
+        form.addRow("Embedding model", self.builtin_model)
         model = settings.embedding_model_path
         self.model_path = QtWidgets.QLineEdit("" if model is None else str(model))
         self.model_path.setObjectName("model_path")
-        self.model_path.setPlaceholderText("Built-in all-MiniLM-L6-v2")
+        self.model_path.setPlaceholderText("Optional: a GGUF file used instead")
         choose_model = QtWidgets.QPushButton("Browse…")
         choose_model.clicked.connect(self._choose_model)
-        form.addRow("Embedding model", self._row(self.model_path, choose_model))
+        form.addRow("Model file", self._row(self.model_path, choose_model))
         model_note = QtWidgets.QLabel(
-            "A GGUF embedding model. Changing it re-embeds every memory (with a progress bar)."
+            "Multilingual finds a note written in one language from a question in another; "
+            "English only is smaller. Changing the model re-embeds every memory (with a "
+            "progress bar)."
         )
         model_note.setWordWrap(True)
         form.addRow("", model_note)
@@ -271,6 +290,7 @@ class SettingsDialog(QtWidgets.QDialog):
         chat_text = self.chat_model.text().strip()
         settings = self._settings.model_copy(
             update={
+                "embedding_model": str(self.builtin_model.currentData()),
                 "embedding_model_path": Path(model_text).expanduser() if model_text else None,
                 "agent_backend": str(self.backend.currentData()),
                 "local_model_path": Path(chat_text).expanduser() if chat_text else None,

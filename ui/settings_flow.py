@@ -80,8 +80,15 @@ async def apply_choice(
     if choice.model_changed(before) and memory is not None and bridge is not None:
         from ui.model_change import change_model
 
-        if not await change_model(memory, bridge, new.embedding_model_path, parent):
-            new = new.model_copy(update={"embedding_model_path": before.embedding_model_path})
+        if not await change_model(
+            memory, bridge, new.embedding_model_path, parent, builtin=new.embedding_model
+        ):
+            new = new.model_copy(
+                update={
+                    "embedding_model_path": before.embedding_model_path,
+                    "embedding_model": before.embedding_model,
+                }
+            )
     await asyncio.to_thread(new.save, settings_path)
     if memory is not None:
         memory.settings = new

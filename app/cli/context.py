@@ -83,7 +83,12 @@ class CliContext:
             from mama_core.embeddings import load_embedder
 
             with model_progress() as progress:
-                self._embedder = load_embedder(self.model_path, self.paths.cache, progress)
+                self._embedder = load_embedder(
+                    self.model_path,
+                    self.paths.cache,
+                    progress,
+                    builtin=self.settings.embedding_model,
+                )
         return self._embedder
 
     def engine(self) -> Engine:

@@ -44,7 +44,9 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
     marks = held_data_marks(db_path, paths.config)
     store = Store.open(db_path, dev_memory_key(db_path), held_data_marks=marks)
     try:
-        embedder = load_embedder(settings.embedding_model_path, paths.cache)
+        embedder = load_embedder(
+            settings.embedding_model_path, paths.cache, builtin=settings.embedding_model
+        )
         engine = Engine(
             store,
             embedder,

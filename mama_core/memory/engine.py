@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mama_core.embeddings.base import PASSAGE, Embedder
+from mama_core.embeddings.base import PASSAGE, Embedder, score_scale
 from mama_core.errors import MamaError
 from mama_core.memory.anchor import (
     AnchorKeeper,
@@ -87,7 +87,16 @@ class Engine:
         self._feed = CommitFeed(store.new_connection, self.config.commit_poll_seconds)
         self._writer = Writer(store.conn, store.path, store.secret, self._feed, on_head)
         self._readers = ReaderPool(store, self.config.reader_connections)
-        self._env = Env(self.config, embedder.model_id, self._embed, self.recall)
+        scale = score_scale(embedder)
+        threshold = self.config.tombstone_threshold
+        self._env = Env(
+            self.config,
+            embedder.model_id,
+            self._embed,
+            self.recall,
+            tombstone_threshold=scale.duplicate_threshold if threshold is None else threshold,
+            swap_same_meaning=scale.swap_same_meaning,
+        )
         self._closed = threading.Event()
         self._recall: Recall | None = None
         self._recall_lock = threading.Lock()

@@ -25,7 +25,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from mama_core.recall.stopwords import STOPWORDS
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -292,6 +296,7 @@ EMPHASIS_WORDS: frozenset[str] = frozenset(
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_WORD_OR_NUMBER = re.compile(r"[^\W_]+(?:'[^\W\d_]+)?")
 _CAPITALISED = re.compile(r"(?<![\w'])([A-Z][\w-]*)")
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*$")
 
@@ -355,6 +360,64 @@ def difference(retired: str, candidate: str) -> str | None:
         if before and after and before != after:
             return f"different {what}"
     return None
+
+
+SUBSTITUTION_MAX = 3
+"""At most this many words on each side of a swap (more: a rewording)."""
+
+
+def _substitution(retired: str, candidate: str) -> str | None:
+    """The same sentence, word for word, with one run of its words swapped for another.
+
+    e5 scores "Use the staging server for demos" and "Use the production server for
+    demos" at 0.98, closer than most paraphrases, yet the save states another fact.
+    A paraphrase rewords or reorders ("Demos run on the staging server"); a new fact
+    keeps the sentence and swaps what it is about. So when everything but one run
+    of at most ``SUBSTITUTION_MAX`` words is the same, in the same order, around at
+    least two shared content words, the swap is what the save says: let it through.
+    A synonym swapped in place ("remain" for "stay") passes too; the matcher errs
+    towards saving, and the owner can retire it again. Texts in different scripts
+    share no words and are never held here.
+    """
+    old = _WORD_OR_NUMBER.findall(unicodedata.normalize("NFKC", retired).casefold())
+    new = _WORD_OR_NUMBER.findall(unicodedata.normalize("NFKC", candidate).casefold())
+    changes = [op for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes()]
+    edits = [op for op in changes if op[0] != "equal"]
+    if len(edits) != 1 or edits[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = edits[0]
+    if i2 - i1 > SUBSTITUTION_MAX or j2 - j1 > SUBSTITUTION_MAX:
+        return None
+    kept = {w for op in changes if op[0] == "equal" for w in old[op[1] : op[2]]}
+    if len(kept - STOPWORDS) < 2 or _said_alike(old[i1:i2]) == _said_alike(new[j1:j2]):
+        return None
+    return f"a swapped word ({' '.join(old[i1:i2])} -> {' '.join(new[j1:j2])})"
+
+
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_ORDINAL_WORDS: dict[str, str] = {
+    word: str(value)
+    for value, word in enumerate(
+        _words("first second third fourth fifth sixth seventh eighth ninth tenth"), start=1
+    )
+}
+_RATE_WORDS: frozenset[str] = frozenset({"per", "each", "every"})
+""""100 a minute", "per minute", "each minute": the same rate."""
+
+
+def _said_alike(words: Sequence[str]) -> frozenset[str]:
+    """A swapped run as what it means for ``_substitution``: function words and negators
+    dropped (polarity is checked before), plurals folded, numbers as digits ("four
+    spaces" and "4 space" are alike; "in"/"on", "every"/"each" are nothing)."""
+    kept: set[str] = set()
+    for word in words:
+        if word in STOPWORDS or word in NEGATORS or word in EMPHASIS_WORDS or word in _RATE_WORDS:
+            continue
+        ordinal = _ORDINAL.match(word)
+        meant = NUMBER_WORDS.get(word) or _ORDINAL_WORDS.get(word)
+        meant = meant or (ordinal.group(1) if ordinal else word)
+        kept.add(meant[:-1] if len(meant) > 3 and meant.endswith("s") else meant)
+    return frozenset(kept)
 
 
 def _opposed(
@@ -436,11 +499,23 @@ def _names(text: str, *, german: bool = False) -> set[str]:
 
 
 def near_duplicate(
-    retired: str | None, candidate: str, similarity: float, threshold: float
+    retired: str | None,
+    candidate: str,
+    similarity: float,
+    threshold: float,
+    swap_same_meaning: float = 0.0,
 ) -> bool:
     """Whether a save whose vector is ``similarity``-close to a tombstone's is the
     retired text reworded: close enough, and nothing in the words tells them apart
-    (``retired`` is None when its text is gone: the cosine alone decides)."""
+    (``retired`` is None when its text is gone: the cosine alone decides). A swapped
+    run of words (``_substitution``) tells them apart only below ``swap_same_meaning``
+    (the model's ``ScoreScale``: e5 scores a swapped fact 0.956-0.988 and an in-place
+    synonym, "remain" for "stay", 0.994-0.996 on the labelled set; MiniLM puts that
+    synonym at 0.93, so for MiniLM the swap cue is off)."""
     if similarity < threshold:
         return False
-    return retired is None or difference(retired, candidate) is None
+    if retired is None:
+        return True
+    if difference(retired, candidate) is not None:
+        return False
+    return similarity >= swap_same_meaning or _substitution(retired, candidate) is None

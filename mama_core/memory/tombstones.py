@@ -67,6 +67,7 @@ def find_match(
     model_id: str | None,
     threshold: float,
     secret: StoreSecret | None = None,
+    swap_same_meaning: float = 0.0,
 ) -> TombstoneMatch | None:
     """The first unlifted tombstone in an overlapping scope that ``summary`` matches:
     the same normalised text, or a cosine-close vector whose words do not tell the
@@ -102,7 +103,7 @@ def find_match(
             continue
         similarity = float(np.dot(stored, vector))
         retired = None if row[6] is None else str(row[6])
-        if near_duplicate(retired, summary, similarity, threshold):
+        if near_duplicate(retired, summary, similarity, threshold, swap_same_meaning):
             return _match(row, similarity)
     return None
 
@@ -144,10 +145,13 @@ def refuse_if_tombstoned(
     model_id: str | None,
     threshold: float,
     secret: StoreSecret | None = None,
+    swap_same_meaning: float = 0.0,
 ) -> None:
     """Raise ``tombstoned`` if a save of ``summary`` into ``scopes`` matches a tombstone;
     the message names who made it, and the details carry its id for lifting."""
-    match = find_match(conn, scopes, summary, vector, model_id, threshold, secret)
+    match = find_match(
+        conn, scopes, summary, vector, model_id, threshold, secret, swap_same_meaning
+    )
     if match is None:
         return
     how = "the same text" if match.similarity is None else "nearly the same meaning"

@@ -39,7 +39,9 @@ class RecallConfig:
     ``bm25_weights``: column weights of FTS5's ``bm25()`` for topic, summary, details.
     ``*_weight``: per-arm multipliers in the fusion sum; 0 switches an arm off.
     ``vector_min_score``: the vector arm drops rows below this cosine, so a
-    query unrelated to everything returns nothing instead of the nearest noise.
+    query unrelated to everything returns nothing instead of the nearest noise;
+    None (the default) takes the embedding model's own floor
+    (``ScoreScale.relevance_floor``), since each model has its own cosine scale.
     ``trigram_fallback``: when the word index finds nothing, try Latin tokens of
     three or more characters as substrings in the trigram index (partial words).
     Boosts are off by default: ``recency_weight`` adds up to that many RRF "rank-1
@@ -66,7 +68,7 @@ class RecallConfig:
     bm25_weight: float = 1.0
     trigram_weight: float = 1.0
     vector_weight: float = 1.0
-    vector_min_score: float = 0.15
+    vector_min_score: float | None = None
     trigram_fallback: bool = True
     recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
@@ -128,8 +130,11 @@ class RecallConfig:
             if w > 0
         ]
         parts.append("arms=" + "+".join(arms))
-        if self.vector_min_score > 0 and self.vector_weight > 0:
-            parts.append(f"vmin={self.vector_min_score:g}")
+        if self.vector_weight > 0:
+            if self.vector_min_score is None:
+                parts.append("vmin=model")
+            elif self.vector_min_score > 0:
+                parts.append(f"vmin={self.vector_min_score:g}")
         if self.recency_weight > 0:
             parts.append(f"recency={self.recency_weight:g}/{self.recency_half_life_days:g}d")
         if self.topic_weight > 0:

@@ -28,7 +28,7 @@ from typing import Any, cast
 import numpy as np
 
 from mama_core.clock import to_utc
-from mama_core.embeddings.base import QUERY, Embedder
+from mama_core.embeddings.base import QUERY, Embedder, score_scale
 from mama_core.recall.config import PRESETS, RecallConfig
 from mama_core.recall.episode import with_episode_neighbours
 from mama_core.recall.expansion import STAGE_ARM as PRF_ARM
@@ -230,6 +230,8 @@ class Recall:
                 if vector is not None:
                     matches = self.cache.search(vector, predicate, depth, rows=rows)
                     floor = cfg.vector_min_score
+                    if floor is None:
+                        floor = score_scale(self.embedder).relevance_floor
                     arms["vector"] = [
                         Ranked(m.id, m.score, m.rank)
                         for m in matches

@@ -30,7 +30,12 @@ from mama_core.embeddings import (
     load_embedder,
 )
 from mama_core.embeddings.base import l2_normalise
-from mama_core.embeddings.convert import CONVERTER_VERSION, convert_bert_to_gguf, source_hash
+from mama_core.embeddings.convert import (
+    CONVERTER_VERSION,
+    MINILM,
+    convert_bert_to_gguf,
+    source_hash,
+)
 
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 
@@ -145,12 +150,12 @@ class ReferenceBert:
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ensure_default_model(tmp_path_factory.mktemp("model-cache"))
+    return ensure_default_model(tmp_path_factory.mktemp("model-cache"), name=MINILM)
 
 
 @pytest.fixture(scope="module")
 def embedder(model_path: Path) -> Iterator[GgufEmbedder]:
-    built = load_embedder(None, model_path.parent)
+    built = load_embedder(None, model_path.parent, builtin=MINILM)
     assert built.model_path == model_path  # reused, not rebuilt
     yield built
     built.close()
@@ -360,11 +365,11 @@ def test_unknown_matrix_type_is_refused(tmp_path: Path) -> None:
 
 def test_default_model_is_built_once_and_reused(tmp_path: Path) -> None:
     seen: list[tuple[int, int, str]] = []
-    first = ensure_default_model(tmp_path, progress=lambda *a: seen.append(a))
+    first = ensure_default_model(tmp_path, progress=lambda *a: seen.append(a), name=MINILM)
     assert seen and seen[-1][0] == seen[-1][1]  # progress reached the end
     stamp = first.stat().st_mtime_ns, first.stat().st_ino
     again: list[tuple[int, int, str]] = []
-    second = ensure_default_model(tmp_path, progress=lambda *a: again.append(a))
+    second = ensure_default_model(tmp_path, progress=lambda *a: again.append(a), name=MINILM)
     assert second == first
     assert (second.stat().st_mtime_ns, second.stat().st_ino) == stamp
     assert again == []
@@ -376,11 +381,11 @@ def test_changed_source_rebuilds_into_a_new_file(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(default_model_source(), src)
     cache = tmp_path / "cache"
-    before = ensure_default_model(cache, src_dir=src)
+    before = ensure_default_model(cache, src_dir=src, name=MINILM)
     stamp = before.stat().st_mtime_ns
     with (src / "config.json").open("a") as fh:
         fh.write("\n")  # same model, different bytes
-    after = ensure_default_model(cache, src_dir=src)
+    after = ensure_default_model(cache, src_dir=src, name=MINILM)
     assert after != before
     assert before.stat().st_mtime_ns == stamp
     old_vec = GgufEmbedder(before).embed_one("same weights")
@@ -408,7 +413,7 @@ def test_concurrent_builders_leave_one_good_file(tmp_path: Path) -> None:
     def build() -> None:
         try:
             start.wait(timeout=10)
-            paths.append(ensure_default_model(tmp_path))
+            paths.append(ensure_default_model(tmp_path, name=MINILM))
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
 

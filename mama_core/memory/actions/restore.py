@@ -134,8 +134,9 @@ def _restore_one(
         source.summary,
         vector,
         env.model_id,
-        env.config.tombstone_threshold,
+        env.tombstone_threshold,
         tx.secret,
+        env.swap_same_meaning,
     )
     valid_from = source.valid_from
     if status == "active" and source.status in ("stale", "superseded"):

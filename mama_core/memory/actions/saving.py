@@ -86,8 +86,9 @@ def _apply_save(
         inp.summary,
         vector,
         env.model_id,
-        env.config.tombstone_threshold,
+        env.tombstone_threshold,
         tx.secret,
+        env.swap_same_meaning,
     )
     start = valid_from or tx.at
     provenance = provenance_of(session)

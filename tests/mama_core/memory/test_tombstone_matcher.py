@@ -10,7 +10,8 @@ import pytest
 
 from bench.tombstone_matcher import load_pairs, saved_text
 from mama_core.embeddings import Embedder
-from mama_core.memory import Engine, EngineConfig, TombstonedError
+from mama_core.embeddings.base import score_scale
+from mama_core.memory import Engine, TombstonedError
 from mama_core.memory.tombstone_match import difference, near_duplicate
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, save
 
@@ -62,7 +63,7 @@ def test_the_negation_passes_though_the_vectors_are_as_close_as_a_paraphrase(
     engine: Engine, embedder: Embedder
 ) -> None:
     when = "planning a release"
-    threshold = EngineConfig().tombstone_threshold
+    threshold = score_scale(embedder).duplicate_threshold
     retired = np.asarray(embedder.embed_one(saved_text("Deploy on Fridays", when)))
     negation = np.asarray(embedder.embed_one(saved_text("Don't deploy on Fridays", when)))
     paraphrase = np.asarray(embedder.embed_one(saved_text("We deploy on Fridays", when)))
