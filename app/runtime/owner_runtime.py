@@ -589,7 +589,7 @@ class OwnerRuntime:
     async def _pause_follower(self) -> None:
         """Follow the stored pause flag as soon as another connection commits (the
         engine's commit feed), not only on the periodic pass; and look for messages
-        another process queued."""
+        and inputs another process queued."""
         while True:
             await self._store_changed.wait()
             self._store_changed.clear()
@@ -597,8 +597,10 @@ class OwnerRuntime:
                 await self._follow_stored_pause()
             except MamaError as exc:
                 log.warning("reading the pause flag failed: %s", exc.message)
-            # Another process may have queued a message (``mama brief now --send``).
+            # Another process may have queued a message (``mama brief now --send``) or
+            # posted the owner's desk message (``mama ask``) for this runtime to answer.
             self._send.set()
+            self._work.set()
 
     async def _idle(self, event: asyncio.Event, due: datetime | None) -> None:
         """Wait for ``event``, for ``due``, or for the poll interval, whichever is first."""
