@@ -17,20 +17,23 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from app.durable.desk import ChatLine, conversation, desk_input
+from app.durable.desk import ChatLine, conversation, desk_input, proposal_cards
 from app.durable.mailbox import InputState, Mailbox
 from app.durable.schema import open_runtime_db
+from mama_core.errors import MamaError
 from ui.qt import Qt, QtGui, QtWidgets, Signal
+from ui.review.actions import ReviewActions
 from ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
     from app.durable.transaction import RuntimeDb
     from app.runtime.owner_runtime import OwnerRuntime
-    from mama_core.memory import Engine
     from mama_core.model import ChangeSet
     from mama_core.store import Store
+    from ui.bridge import EngineBridge
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,32 @@ class MessageBox(QtWidgets.QPlainTextEdit):
         super().keyPressEvent(event)
 
 
+class ProposalCard(QtWidgets.QFrame):
+    """A proposal in the conversation: what it says, and Approve / Reject."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__()
+        self.setObjectName("chat_proposal")
+        self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
+        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        what = (
+            f"MAMA proposes to {change.get('description', 'change')} #{record['id']}"
+            if change
+            else f"New {record.get('kind', 'memory')} #{record['id']}, waiting for you"
+        )
+        self.label = QtWidgets.QLabel(f"{what}:\n{record.get('summary', '')}")
+        self.label.setWordWrap(True)
+        self.approve = QtWidgets.QPushButton("Approve")
+        self.reject = QtWidgets.QPushButton("Reject…")
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.approve)
+        buttons.addWidget(self.reject)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.label)
+        layout.addLayout(buttons)
+
+
 class ChatWindow(QtWidgets.QWidget):
     """The conversation with MAMA, as stored, and a box to add to it."""
 
@@ -70,10 +99,12 @@ class ChatWindow(QtWidgets.QWidget):
     """The bubbles were redrawn from the store (for tests)."""
     store_changed = Signal()
     """Something was committed (here or by another process): read the conversation again."""
+    dialog_opened = Signal(object)
+    """A dialog of the window is open (Reject asks for a reason)."""
 
     def __init__(
         self,
-        engine: Engine,
+        bridge: EngineBridge,
         store: Store,
         runtime: Callable[[], OwnerRuntime | None],
         parent: QtWidgets.QWidget | None = None,
@@ -81,12 +112,18 @@ class ChatWindow(QtWidgets.QWidget):
         super().__init__(parent)
         self.setObjectName("chat_window")
         self.setWindowTitle("Chat with MAMA")
-        self.engine = engine
+        self.bridge = bridge
+        engine = bridge.engine
+        self.review_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
         self._runtime = runtime
         """This app's runtime while it runs the agent (None: a daemon does, or none)."""
         self.db: RuntimeDb = open_runtime_db(store)
         self._tasks = TaskGroup(self._show_error)
         self._lines: list[ChatLine] = []
+        self.proposals: dict[int, ProposalCard] = {}
+        self._notice = ""
+        """The last decision made here, shown until the next message."""
+        """The proposal cards shown, by judgment id."""
         self._last_sent: str | None = None
 
         self.history = QtWidgets.QListWidget()
@@ -133,20 +170,69 @@ class ChatWindow(QtWidgets.QWidget):
         self._tasks.spawn(self.reload())
 
     async def reload(self) -> None:
-        """Redraw the bubbles from the stored conversation."""
+        """Redraw the bubbles from the stored conversation, with the review cards (as
+        Telegram shows them) of the proposals that still wait for the owner."""
         lines = await asyncio.to_thread(conversation, self.db, HISTORY_LIMIT)
+        cards = await asyncio.to_thread(proposal_cards, self.db, HISTORY_LIMIT)
+        waiting: list[tuple[datetime, dict[str, Any]]] = []
+        for card in cards:
+            record = await self._waiting_record(card.judgment_id)
+            if record is not None:
+                waiting.append((card.at, record))
         self._lines = lines
         self.history.clear()
+        self.proposals = {}
         for line in lines:
-            item = QtWidgets.QListWidgetItem(_bubble_text(line))
-            item.setData(Qt.ItemDataRole.UserRole, (line.from_owner, line.text))
-            align = Qt.AlignmentFlag.AlignRight if line.from_owner else Qt.AlignmentFlag.AlignLeft
-            item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
-            self.history.addItem(item)
+            while waiting and waiting[0][0] < line.at:
+                self._add_proposal(waiting.pop(0)[1])
+            self._add_bubble(line)
+        for _at, record in waiting:
+            self._add_proposal(record)
         self.history.scrollToBottom()
-        waiting = [line for line in lines if line.from_owner and line.state is not InputState.DONE]
-        self.status.setText(_waiting_text(waiting, self._runtime()))
+        unanswered = [
+            line for line in lines if line.from_owner and line.state is not InputState.DONE
+        ]
+        self.status.setText(_waiting_text(unanswered, self._runtime()) or self._notice)
         self.reloaded.emit()
+
+    def _add_bubble(self, line: ChatLine) -> None:
+        item = QtWidgets.QListWidgetItem(_bubble_text(line))
+        item.setData(Qt.ItemDataRole.UserRole, (line.from_owner, line.text))
+        align = Qt.AlignmentFlag.AlignRight if line.from_owner else Qt.AlignmentFlag.AlignLeft
+        item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
+        self.history.addItem(item)
+
+    def _add_proposal(self, record: dict[str, Any]) -> None:
+        """A proposal waiting for the owner, inline, with Approve / Reject."""
+        card = ProposalCard(record)
+        card.approve.clicked.connect(lambda: self._tasks.spawn(self._decide(record, True)))
+        card.reject.clicked.connect(lambda: self._tasks.spawn(self._decide(record, False)))
+        item = QtWidgets.QListWidgetItem()
+        item.setData(Qt.ItemDataRole.UserRole, None)
+        item.setSizeHint(card.sizeHint())
+        self.history.addItem(item)
+        self.history.setItemWidget(item, card)
+        self.proposals[int(record["id"])] = card
+
+    async def _waiting_record(self, judgment_id: int) -> dict[str, Any] | None:
+        try:
+            found = await self.bridge.dispatch("memory.read", {"id": judgment_id})
+        except MamaError:
+            return None
+        record = dict(found.get("record") or {})
+        if record.get("status") == "proposed" or record.get("pending_change"):
+            return record
+        return None
+
+    async def _decide(self, record: dict[str, Any], approve: bool) -> None:
+        if approve:
+            receipt = await self.review_actions.approve(record)
+        else:
+            receipt = await self.review_actions.reject(record)
+        if receipt is not None:
+            verb = "Approved" if approve else "Rejected"
+            self._notice = f"{verb} #{record['id']}."
+        await self.reload()
 
     def bubbles(self) -> list[tuple[bool, str]]:
         """(from the owner, text) of each bubble shown, oldest first."""
@@ -171,6 +257,7 @@ class ChatWindow(QtWidgets.QWidget):
         if not text:
             return
         self.box.clear()
+        self._notice = ""
         self._last_sent = text
         self._tasks.spawn(self._post(text))
 

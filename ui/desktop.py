@@ -446,8 +446,8 @@ class Desktop(QtCore.QObject):
 
     def show_chat(self) -> None:
         """The chat window (made on first use), in front, the box focused."""
-        memory = self.memory
-        if memory is None:
+        memory, bridge = self.memory, self.bridge
+        if memory is None or bridge is None:
             self._chat_when_ready = True
             return
         if self.chat is None:
@@ -457,7 +457,7 @@ class Desktop(QtCore.QObject):
                 host = self.agent.host
                 return host.runtime if host is not None else None
 
-            self.chat = ChatWindow(memory.engine, memory.store, runtime)
+            self.chat = ChatWindow(bridge, memory.store, runtime)
             self.chat.setWindowIcon(app_icon())
         self.chat.show()
         self.chat.raise_()

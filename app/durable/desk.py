@@ -216,3 +216,25 @@ def desk_server(db: RuntimeDb) -> DeskServer | None:
         return DeskServer(int(value["pid"]), str(value.get("since", "")))
     except (ValueError, KeyError, TypeError):
         return None
+
+
+@dataclass(frozen=True)
+class ProposalCardLine:
+    """A review card in the conversation (as Telegram shows it): when it was queued and
+    the proposal it shows (the first of a group)."""
+
+    judgment_id: int
+    at: datetime
+
+
+def proposal_cards(db: RuntimeDb, limit: int = 50) -> list[ProposalCardLine]:
+    """The last ``limit`` review cards queued for the owner, oldest first, one per
+    proposal; whether each still waits is the engine's to say."""
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT judgment_id, min(created_at) FROM deliveries "
+            "WHERE kind = 'proposal' AND judgment_id IS NOT NULL "
+            "GROUP BY judgment_id ORDER BY min(id) DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    return [ProposalCardLine(int(j), unstamp(str(at))) for j, at in reversed(rows)]

@@ -23,8 +23,9 @@ from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
 from mama_core.store import DbKey, Store
 from tests.conftest import REPO_ROOT, TEST_KEY_HEX
-from tests.ui.conftest import wait_signal, wait_until
+from tests.ui.conftest import agent_propose, status_of, wait_signal, wait_until
 from tests.ui.test_desktop import run_desktop
+from ui.bridge import EngineBridge
 from ui.chat_window import ChatWindow
 from ui.desktop import Desktop
 from ui.qt import Qt
@@ -48,7 +49,8 @@ def run_chat(
             runtime = OwnerRuntime(engine, store, CommandModeBackend(), SETTINGS)
             await runtime.start()
             held["runtime"] = runtime
-        window = ChatWindow(engine, store, lambda: held["runtime"])
+        bridge = EngineBridge(engine, store)
+        window = ChatWindow(bridge, store, lambda: held["runtime"])
         try:
             window.show()
             await wait_until(lambda: window.history.count() >= 0, window.reloaded)
@@ -56,6 +58,7 @@ def run_chat(
         finally:
             window.close()
             await window.aclose()
+            bridge.close()
             running = held["runtime"]
             if running is not None:
                 await running.stop()
@@ -147,6 +150,31 @@ def test_a_message_sent_while_no_agent_runs_is_answered_when_one_starts(
         assert window.status.text() == ""
 
     run_chat(loop, engine, store, scenario, with_runtime=False)
+
+
+def test_a_waiting_proposal_shows_inline_and_approve_decides_it(
+    qtbot: QtBot, loop: asyncio.AbstractEventLoop, engine: Engine, store: Store
+) -> None:
+    ids: dict[str, int] = {}
+
+    async def scenario(window: ChatWindow, _held: dict[str, OwnerRuntime | None]) -> None:
+        qtbot.addWidget(window)
+        # The agent proposes twice (an MCP client, say); the runtime cards both.
+        ids["kept"] = await asyncio.to_thread(agent_propose, engine, "Prefer tables")
+        ids["other"] = await asyncio.to_thread(agent_propose, engine, "Write in short lines")
+        both = {ids["kept"], ids["other"]}
+        await wait_until(lambda: set(window.proposals) == both, window.reloaded, 30)
+        card = window.proposals[ids["kept"]]
+        assert "Prefer tables" in card.label.text() and card.label.text().startswith("New ")
+
+        qtbot.mouseClick(card.approve, Qt.MouseButton.LeftButton)
+        approved = f"Approved #{ids['kept']}."
+        await wait_until(lambda: window.status.text() == approved, window.reloaded, 30)
+        assert set(window.proposals) == {ids["other"]}
+
+    run_chat(loop, engine, store, scenario)
+    assert status_of(store, ids["kept"]) == "active"
+    assert status_of(store, ids["other"]) == "proposed"  # only the clicked one was decided
 
 
 @pytest.fixture
