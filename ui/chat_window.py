@@ -131,6 +131,7 @@ class ChatWindow(QtWidgets.QWidget):
         self.history.setWordWrap(True)
         self.history.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
         self.history.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.history.setSpacing(4)
         self.status = QtWidgets.QLabel("")
         self.status.setObjectName("chat_status")
         self.status.setWordWrap(True)
@@ -200,6 +201,8 @@ class ChatWindow(QtWidgets.QWidget):
         item.setData(Qt.ItemDataRole.UserRole, (line.from_owner, line.text))
         align = Qt.AlignmentFlag.AlignRight if line.from_owner else Qt.AlignmentFlag.AlignLeft
         item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
+        if line.from_owner:  # the owner's side, as chat apps tint it
+            item.setBackground(self.palette().brush(QtGui.QPalette.ColorRole.AlternateBase))
         self.history.addItem(item)
 
     def _add_proposal(self, record: dict[str, Any]) -> None:
