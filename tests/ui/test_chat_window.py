@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -237,3 +238,45 @@ def test_the_tray_and_mama_open_chat_show_the_window_of_the_running_app(
     code, second = run_desktop(loop, desktop, scenario)
     assert code == 0
     assert second.returncode == 0, second.stderr
+
+
+def test_a_running_daemon_answers_the_window(
+    qtbot: QtBot,
+    paths: Paths,
+    existing_store: None,
+    loop: asyncio.AbstractEventLoop,
+    engine: Engine,
+    store: Store,
+) -> None:
+    """The agent runs in another process (``mama daemon``): the window's message goes
+    through the store, and the daemon's reply comes back the same way."""
+    env = {
+        **os.environ,
+        "MAMA_HOME": str(paths.home),
+        "MAMA_DB_KEY": TEST_KEY_HEX,
+        "MAMA_CACHE_DIR": str(paths.cache),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+    with subprocess.Popen(
+        [sys.executable, "-m", "ui.entry", "daemon"],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as daemon:
+        try:
+            assert daemon.stdout is not None and "ready" in daemon.stdout.readline()
+
+            async def scenario(window: ChatWindow, held: dict[str, OwnerRuntime | None]) -> None:
+                qtbot.addWidget(window)
+                assert held["runtime"] is None  # nothing runs the agent in this process
+                type_and_send(qtbot, window, "/remember fact The daemon answered this")
+                reply = (False, "Saved #1 (fact, active).")
+                await wait_until(lambda: reply in window.bubbles(), window.reloaded, 60)
+
+            run_chat(loop, engine, store, scenario, with_runtime=False)
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.communicate(timeout=60)
+    assert daemon.returncode == 0
