@@ -197,7 +197,7 @@ def _show_line(line: ChatLine) -> None:
 
 def _forget(obj: CliContext, desk: Desk, text: str, last_input: int | None) -> None:
     """``/forget ID`` purges memory #ID; ``/forget`` alone your last message and its
-    reply. Both ask first (the ``mama purge`` flow)."""
+    reply (the terminal's "reply with /forget"). Both ask first, in the chat."""
     from app.cli.observations import purge
     from app.durable.desk import conversation
     from mama_core.errors import MamaError
@@ -208,19 +208,34 @@ def _forget(obj: CliContext, desk: Desk, text: str, last_input: int | None) -> N
         if argument:
             if not argument.isdigit():
                 raise InvalidInputError("/forget takes a memory id: /forget 12")
-            ctx.invoke(purge, judgment_id=int(argument))
+            record = obj.owner_dispatch("memory.read", {"id": int(argument)})["record"]
+            shown = f"#{record['id']} [{record['kind']}] {record.get('summary', '')}"
+            if _agreed(f"Erase the text of {shown} for good?"):
+                ctx.invoke(purge, judgment_id=int(argument), yes=True)
             return
         if last_input is None:
             raise InvalidInputError("Nothing said here yet to forget; /forget ID erases a memory.")
-        lines = conversation(desk.db, 1000)
-        ids = tuple(line.observation_id for line in lines if line.input_id == last_input)
-        if not ids:
+        lines = [line for line in conversation(desk.db, 1000) if line.input_id == last_input]
+        if not lines:
             raise InvalidInputError("Your last message is already forgotten.")
-        ctx.invoke(purge, observation_ids=ids)
-    except click.exceptions.Abort:
-        click.echo("Nothing erased.")
+        if _agreed(f"Erase your last message and its reply for good? ({lines[0].text[:60]})"):
+            ctx.invoke(
+                purge, observation_ids=tuple(line.observation_id for line in lines), yes=True
+            )
     except MamaError as exc:
         click.echo(terminal_text(f"mama: {exc.code}: {exc.message}"), err=True)
+
+
+def _agreed(question: str) -> bool:
+    """Ask in the chat itself (a pipe answers too); anything but y/yes keeps it."""
+    try:
+        answer = input(terminal_text(question) + " [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    click.echo("Nothing erased.")
+    return False
 
 
 COMMANDS = [ask, chat]

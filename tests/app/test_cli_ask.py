@@ -269,3 +269,23 @@ def _until(condition: Callable[[], bool], timeout: float = 120.0) -> bool:
             return True
         tick.wait(0.1)
     return False
+
+
+def test_forget_in_chat_erases_the_last_exchange_after_asking(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    kept = mama(env, "chat", stdin="/remember fact The safe code is in the drawer\n/forget\nn\n")
+    assert kept.returncode == 0, kept.stderr
+    assert "Nothing erased." in kept.stdout
+    assert owner_messages(home) == ["/remember fact The safe code is in the drawer"]
+
+    # The same /forget, answered yes, in the next chat: its last exchange is this one.
+    erased = mama(env, "chat", stdin="/search drawer\n/forget\ny\n")
+    assert erased.returncode == 0, erased.stderr
+    assert "purged obs" in erased.stdout
+    assert owner_messages(home) == ["/remember fact The safe code is in the drawer"]
+    shown = mama(env, "chat", stdin="")
+    assert "/search drawer" not in shown.stdout
+    assert "#1 fact: The safe code is in the drawer" not in shown.stdout  # its reply too
+    assert "you (at the desk): /remember fact The safe code is in the drawer" in shown.stdout
