@@ -123,6 +123,9 @@ class ChatWindow(QtWidgets.QWidget):
         self.proposals: dict[int, ProposalCard] = {}
         self._notice = ""
         """The last decision made here, shown until the next message."""
+        self._partial: tuple[int, str] | None = None
+        """(input id, the reply so far) while the agent writes one."""
+        self._partial_item: QtWidgets.QListWidgetItem | None = None
         """The proposal cards shown, by judgment id."""
         self._last_sent: str | None = None
 
@@ -189,6 +192,14 @@ class ChatWindow(QtWidgets.QWidget):
             self._add_bubble(line)
         for _at, record in waiting:
             self._add_proposal(record)
+        self._partial_item = None  # cleared with the list
+        if self._partial is not None:
+            answered = {line.input_id for line in lines if not line.from_owner}
+            if self._partial[0] in answered or self._partial[0] not in {
+                line.input_id for line in lines if line.state is not InputState.DONE
+            }:
+                self._partial = None  # the stored reply (or a failure) replaces it
+        self._draw_partial()
         self.history.scrollToBottom()
         unanswered = [
             line for line in lines if line.from_owner and line.state is not InputState.DONE
@@ -238,17 +249,42 @@ class ChatWindow(QtWidgets.QWidget):
         await self.reload()
 
     def bubbles(self) -> list[tuple[bool, str]]:
-        """(from the owner, text) of each bubble shown, oldest first."""
-        return [
-            self.history.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.history.count())
-        ]
+        """(from the owner, text) of each stored message and reply shown, oldest first
+        (not the proposal cards, nor a reply still being written)."""
+        items = (self.history.item(i) for i in range(self.history.count()))
+        found = [item.data(Qt.ItemDataRole.UserRole) for item in items]
+        return [bubble for bubble in found if bubble is not None]
 
     def _follow_runtime(self) -> None:
         """Hear this app's turns as they end (the runtime may have started since)."""
         runtime = self._runtime()
         if runtime is not None and runtime is not self._listening:
             runtime.turn_listeners.append(self._turn_ended)
+            runtime.text_listeners.append(self._text_written)
             self._listening = runtime
+
+    def _text_written(self, input_id: int, text: str) -> None:
+        """The agent wrote more of a reply (a backend that streams): show it as it grows."""
+        self._partial = (input_id, text)
+        self._draw_partial()
+
+    def _draw_partial(self) -> None:
+        if self._partial_item is not None:
+            row = self.history.row(self._partial_item)
+            if row >= 0:
+                self.history.takeItem(row)
+            self._partial_item = None
+        if self._partial is None:
+            return
+        item = QtWidgets.QListWidgetItem(f"MAMA · writing…\n{self._partial[1]}")
+        item.setData(Qt.ItemDataRole.UserRole, None)
+        self.history.addItem(item)
+        self._partial_item = item
+        self.history.scrollToBottom()
+
+    def partial_text(self) -> str | None:
+        """The reply being written now, as far as it is (None when none is)."""
+        return None if self._partial is None else self._partial[1]
 
     def _turn_ended(self, _claimed: object, _reply: object) -> None:
         self.store_changed.emit()
@@ -303,6 +339,8 @@ class ChatWindow(QtWidgets.QWidget):
         if self._listening is not None:
             with contextlib.suppress(ValueError):
                 self._listening.turn_listeners.remove(self._turn_ended)
+            with contextlib.suppress(ValueError):
+                self._listening.text_listeners.remove(self._text_written)
         await self._tasks.aclose()
         await asyncio.to_thread(self.db.close)
 

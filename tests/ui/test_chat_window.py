@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.backends.base import TurnReply, TurnRequest
 from app.backends.command_mode import CommandModeBackend
+from app.backends.toolbox import ToolBox, ToolSpec
 from app.durable.mailbox import InputKind, NewInput
 from app.paths import Paths
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
@@ -280,3 +282,61 @@ def test_a_running_daemon_answers_the_window(
             daemon.send_signal(signal.SIGTERM)
             daemon.communicate(timeout=60)
     assert daemon.returncode == 0
+
+
+class StreamingAgent:
+    """A backend at the edge that writes its reply in two messages, the second only
+    when the test says so (as a model streaming its answer)."""
+
+    name = "streaming-agent"
+    version = "1.0"
+    wants_session_context = False
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def start(self, tools: list[ToolSpec]) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
+        assert request.on_text is not None
+        request.on_text("The boiler")
+        await self.release.wait()
+        request.on_text("The boiler\nis serviced in May.")
+        return TurnReply("The boiler\nis serviced in May.")
+
+
+def test_a_streamed_reply_grows_in_the_window_until_it_is_stored(
+    qtbot: QtBot, loop: asyncio.AbstractEventLoop, engine: Engine, store: Store
+) -> None:
+    agent = StreamingAgent()
+
+    async def whole() -> None:
+        runtime = OwnerRuntime(engine, store, agent, SETTINGS)
+        await runtime.start()
+        bridge = EngineBridge(engine, store)
+        window = ChatWindow(bridge, store, lambda: runtime)
+        qtbot.addWidget(window)
+        try:
+            window.show()
+            type_and_send(qtbot, window, "When is the boiler serviced?")
+            await wait_until(lambda: window.partial_text() == "The boiler", window.reloaded, 30)
+            # Written so far, not stored yet: no reply bubble, the partial one shows.
+            assert window.bubbles() == [(True, "When is the boiler serviced?")]
+            assert window.history.item(window.history.count() - 1).text().endswith("The boiler")
+
+            agent.release.set()
+            stored = (False, "The boiler\nis serviced in May.")
+            await wait_until(lambda: stored in window.bubbles(), window.reloaded, 30)
+            assert window.partial_text() is None
+            assert window.history.count() == 2  # the partial bubble gave way to the reply
+        finally:
+            window.close()
+            await window.aclose()
+            bridge.close()
+            await runtime.stop()
+
+    loop.run_until_complete(whole())
