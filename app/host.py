@@ -13,6 +13,7 @@ restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from filelock import FileLock, Timeout
 
 from app.backends.factory import backend_problem, make_backend
 from app.durable.connector_store import ConnectorStore, Health
+from app.durable.desk import announce_desk_server, withdraw_desk_server
 from app.durable.schema import open_runtime_db
 from app.durable.transaction import RuntimeDb
 from app.paths import Paths
@@ -57,6 +59,40 @@ def runtime_running(paths: Paths) -> bool:
         return True
     probe.release()
     return False
+
+
+def runtime_lock(paths: Paths) -> FileLock:
+    """The data folder's runtime lock (not taken): whoever holds it runs the agent."""
+    return FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
+
+
+def make_runtime(
+    paths: Paths,
+    settings: Settings,
+    engine: Engine,
+    store: Store,
+    db: RuntimeDb,
+    runtime_settings: RuntimeSettings | None = None,
+) -> OwnerRuntime:
+    """The owner runtime with the configured backend, not started (the tray, the
+    daemon and a desk turn run by ``mama ask`` itself build it the same way)."""
+    backend = make_backend(
+        settings.agent_backend,
+        paths.home,
+        db,
+        load_prompt(),
+        local_model=settings.local_model_path,
+    )
+    scopes = tuple(dict.fromkeys(settings.agent_scopes))
+    chosen = runtime_settings or RuntimeSettings(
+        agent_scopes=scopes,
+        default_scope=scopes[0],
+        context=ContextSettings(guidance_budget_tokens=settings.guidance_budget_tokens),
+    )
+    runtime = OwnerRuntime(engine, store, backend, chosen, db=db)
+    # Known before the first turn (a CLI not installed): the tray says so at once.
+    runtime.backend_problem = backend_problem(backend)
+    return runtime
 
 
 class RuntimeBusyError(MamaError):
@@ -132,7 +168,7 @@ class RuntimeHost:
         self._db: RuntimeDb | None = None
         self._connector_configs: tuple[ConnectorConfig, ...] = settings.connectors
         self._settings_mtime: float | None = None
-        self._lock = FileLock(paths.home / LOCK_FILE_NAME, thread_local=False, blocking=False)
+        self._lock = runtime_lock(paths)
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True/False as a turn starts and ends (forwarded from the runtime)."""
         self.pause_listeners: list[Callable[[bool], None]] = []
@@ -162,26 +198,15 @@ class RuntimeHost:
         # may search its backends — either can take a noticeable moment.
         db = await asyncio.to_thread(open_runtime_db, self.store)
         self._db = db
-        backend = make_backend(
-            self.settings.agent_backend,
-            self.paths.home,
-            db,
-            load_prompt(),
-            local_model=self.settings.local_model_path,
+        runtime = make_runtime(
+            self.paths, self.settings, self.engine, self.store, db, self._runtime_settings
         )
-        scopes = tuple(dict.fromkeys(self.settings.agent_scopes))
-        runtime_settings = self._runtime_settings or RuntimeSettings(
-            agent_scopes=scopes,
-            default_scope=scopes[0],
-            context=ContextSettings(guidance_budget_tokens=self.settings.guidance_budget_tokens),
-        )
-        runtime = OwnerRuntime(self.engine, self.store, backend, runtime_settings, db=db)
-        # Known before the first turn (a CLI not installed): the tray says so at once.
-        runtime.backend_problem = backend_problem(backend)
         runtime.working_listeners.append(self._working)
         runtime.pause_listeners.append(self._paused)
         self.runtime = runtime
         await runtime.start()
+        # From now on desk messages of other processes (``mama ask``) are answered here.
+        await runtime.run_db(announce_desk_server, db, runtime.clock)
         scheduler = ConnectorScheduler(
             ConnectorStore(db, runtime.clock),
             self._current_connectors,
@@ -234,6 +259,8 @@ class RuntimeHost:
                 await gateway.stop()
         finally:
             if db is not None:
+                with contextlib.suppress(MamaError):
+                    await asyncio.to_thread(withdraw_desk_server, db)
                 db.close()
             if self._lock.is_locked:
                 self._lock.release()

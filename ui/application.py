@@ -19,7 +19,7 @@ from ui.desktop import Desktop
 from ui.icons import app_icon
 from ui.qt import QEventLoop, QtCore, QtWidgets
 from ui.quit_signals import QuitOnSignals
-from ui.single_instance import SingleInstance, server_name
+from ui.single_instance import CHAT, SHOW, SingleInstance, server_name
 from ui.startup_probe import StartupProbe
 from ui.tray import APP_TITLE
 
@@ -51,8 +51,11 @@ def display_missing() -> bool:
     return not any(os.environ.get(n) for n in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def run(argv: list[str] | None = None) -> int:
-    """``mama`` with no arguments: the desktop app. Returns the process exit code."""
+def run(argv: list[str] | None = None, show: str | None = None) -> int:
+    """``mama`` with no arguments: the desktop app. Returns the process exit code.
+
+    ``show="chat"`` (``mama open chat``) shows the chat window: the running app's,
+    or this one's once the memory is open."""
     probe = StartupProbe.from_env()
     probe.mark("main")
     if display_missing():
@@ -65,12 +68,14 @@ def run(argv: list[str] | None = None) -> int:
     app = make_application(argv)
     paths = resolve_paths()
     instance = SingleInstance(server_name(paths.home))
-    if instance.ask_running_instance():
+    if instance.ask_running_instance(request=CHAT if show == "chat" else SHOW):
         return 0
     instance.listen()
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
     desktop = Desktop(paths, instance=instance, probe=probe)
+    if show == "chat":
+        desktop.show_chat()  # before the memory is open: shown once it is
     signals = QuitOnSignals(desktop.quit)
     try:
         return loop.run_until_complete(desktop.run())

@@ -34,8 +34,10 @@ from ui.tray import APP_TITLE, Tray
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from app.runtime.owner_runtime import OwnerRuntime
     from mama_core.model import ChangeSet
     from ui.bridge import EngineBridge
+    from ui.chat_window import ChatWindow
     from ui.review.window import ReviewWindow
     from ui.single_instance import SingleInstance
 
@@ -77,6 +79,7 @@ class Desktop(QtCore.QObject):
         self.memory: OpenMemory | None = None
         self.bridge: EngineBridge | None = None
         self.window: ReviewWindow | None = None
+        self.chat: ChatWindow | None = None
         self.first_run: QtWidgets.QWizard | None = None
         self.settings_dialog: QtWidgets.QDialog | None = None
         self.log_path: Path | None = None
@@ -84,6 +87,7 @@ class Desktop(QtCore.QObject):
         self._quit = asyncio.Event()
         self._dialogs: list[QtWidgets.QDialog] = []
         self._show_when_ready = False
+        self._chat_when_ready = False
         self._welcome_pending = False
         self.welcome: QtWidgets.QWidget | None = None
         """The first run's "what now" note in the review window, once shown."""
@@ -97,6 +101,7 @@ class Desktop(QtCore.QObject):
         self.catch_up_status = CatchUpStatus(self.tray, self)
         self.tray.review_requested.connect(self.show_review)
         self.tray.search_requested.connect(self.show_search)
+        self.tray.chat_requested.connect(self.show_chat)
         self.tray.pause_requested.connect(self.set_agent_paused)
         self.tray.settings_requested.connect(self.open_settings)
         self.tray.open_folder_requested.connect(self.open_data_folder)
@@ -107,6 +112,7 @@ class Desktop(QtCore.QObject):
         """The proposal the last notification named (None: several, or none)."""
         if instance is not None:
             instance.show_requested.connect(self.show_review)
+            instance.chat_requested.connect(self.show_chat)
         self.agent = AgentControl(
             paths,
             self.tray,
@@ -153,6 +159,8 @@ class Desktop(QtCore.QObject):
                 self._live_in_window()
             elif self._show_when_ready:
                 self.show_review()
+            if self._chat_when_ready:
+                self.show_chat()
             self._tasks.spawn(asyncio.to_thread(warm_up, memory))
             await self._quit.wait()
             return 0
@@ -188,6 +196,11 @@ class Desktop(QtCore.QObject):
 
     async def _shutdown(self) -> None:
         self._notify_timer.stop()
+        if self.chat is not None:
+            chat, self.chat = self.chat, None
+            chat.close()
+            await chat.aclose()
+            chat.deleteLater()
         if self.window is not None:
             window, self.window = self.window, None
             await window.aclose()
@@ -430,6 +443,25 @@ class Desktop(QtCore.QObject):
         ):
             self.quit()
         return False
+
+    def show_chat(self) -> None:
+        """The chat window (made on first use), in front, the box focused."""
+        memory, bridge = self.memory, self.bridge
+        if memory is None or bridge is None:
+            self._chat_when_ready = True
+            return
+        if self.chat is None:
+            from ui.chat_window import ChatWindow
+
+            def runtime() -> OwnerRuntime | None:
+                host = self.agent.host
+                return host.runtime if host is not None else None
+
+            self.chat = ChatWindow(bridge, memory.store, runtime)
+            self.chat.setWindowIcon(app_icon())
+        self.chat.show()
+        self.chat.raise_()
+        self.chat.activateWindow()
 
     def show_search(self) -> None:
         self.show_review()

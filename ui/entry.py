@@ -1,4 +1,5 @@
-"""The ``mama`` console script: the desktop app with no arguments, the CLI otherwise.
+"""The ``mama`` console script: the desktop app with no arguments (or ``mama open
+chat|review``: that window of the app, started if needed), the CLI otherwise.
 
 This module imports no Qt at module level, so ``mama doctor``, ``mama search``
 and every other headless command start as fast as before and run where Qt
@@ -19,6 +20,10 @@ def main(argv: list[str] | None = None) -> None:
     # A data folder the owner chose in Settings holds for the CLI too, unless
     # MAMA_HOME or --home says otherwise.
     apply_chosen_home()
+    show: str | None = None
+    if args[:1] == ["open"]:
+        show = _open_target(args[1:])
+        args = []
     if not args:
         from ui.system_libraries import MISSING_LIBRARY_EXIT, startup_problem
 
@@ -30,10 +35,27 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(MISSING_LIBRARY_EXIT)
         from ui.application import run
 
-        sys.exit(run())
+        sys.exit(run(show=show))
     from app.cli import main as cli_main
 
     cli_main(args)
+
+
+OPEN_TARGETS = ("chat", "review")
+BAD_USAGE_EXIT = 2
+
+
+def _open_target(rest: list[str]) -> str:
+    """``mama open [chat|review]``: which window the app shows (started if needed)."""
+    target = rest[0] if rest else "review"
+    if len(rest) > 1 or target not in OPEN_TARGETS:
+        print(
+            f"mama: invalid_input: mama open takes one of {', '.join(OPEN_TARGETS)} "
+            "(e.g. mama open chat).",
+            file=sys.stderr,
+        )
+        sys.exit(BAD_USAGE_EXIT)
+    return target
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """One desktop app per data folder: a second launch shows the first one's window and exits.
 
 The first instance listens on a local socket named after the user and the
-data folder; a later ``mama`` connects, says ``show``, waits for ``ok`` and
-exits 0. A socket left behind by a crashed instance is removed before
-listening again.
+data folder; a later ``mama`` connects, says ``show`` (``mama open chat``:
+``chat``), waits for ``ok`` and exits 0. A socket left behind by a crashed
+instance is removed before listening again.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from ui.qt import QtCore, QtNetwork, Signal
 log = logging.getLogger(__name__)
 
 SHOW = b"show\n"
+CHAT = b"chat\n"
+"""``mama open chat``: show the chat window instead of the review window."""
 OK = b"ok\n"
 
 
@@ -35,19 +37,21 @@ class SingleInstance(QtCore.QObject):
     """The local socket that makes later launches hand over to this one."""
 
     show_requested = Signal()
+    chat_requested = Signal()
 
     def __init__(self, name: str, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
         self.name = name
         self._server: QtNetwork.QLocalServer | None = None
 
-    def ask_running_instance(self, timeout_ms: int = 1500) -> bool:
-        """True if another instance answered and will show its window."""
+    def ask_running_instance(self, timeout_ms: int = 1500, request: bytes = SHOW) -> bool:
+        """True if another instance answered and will show its window (``request``:
+        ``SHOW`` the review window, or ``CHAT`` the chat window)."""
         socket = QtNetwork.QLocalSocket()
         socket.connectToServer(self.name)
         if not socket.waitForConnected(timeout_ms):
             return False
-        socket.write(SHOW)
+        socket.write(request)
         socket.waitForBytesWritten(timeout_ms)
         answered = socket.waitForReadyRead(timeout_ms) and bytes(socket.readAll().data()) == OK
         socket.disconnectFromServer()
@@ -76,7 +80,11 @@ class SingleInstance(QtCore.QObject):
 
     def _read(self, socket: QtNetwork.QLocalSocket) -> None:
         data = bytes(socket.readAll().data())
-        if SHOW.strip() in data:
+        if CHAT.strip() in data:
+            socket.write(OK)
+            socket.flush()
+            self.chat_requested.emit()
+        elif SHOW.strip() in data:
             socket.write(OK)
             socket.flush()
             self.show_requested.emit()

@@ -29,6 +29,7 @@ class Tray(QtCore.QObject):
 
     review_requested = Signal()
     search_requested = Signal()
+    chat_requested = Signal()
     pause_requested = Signal(bool)
     """True: pause the agent; False: resume it."""
     pair_requested = Signal()
@@ -75,6 +76,8 @@ class Tray(QtCore.QObject):
         self.review_action.triggered.connect(self.review_requested)
         self.search_action = self.menu.addAction("&Search memory…")
         self.search_action.triggered.connect(self.search_requested)
+        self.chat_action = self.menu.addAction("&Chat…")
+        self.chat_action.triggered.connect(self.chat_requested)
         self.pause_action = self.menu.addAction("&Pause agent")
         self.pause_action.triggered.connect(lambda: self.pause_requested.emit(not self._paused))
         self.pair_action = self.menu.addAction("Pair &Telegram…")
@@ -205,6 +208,7 @@ class Tray(QtCore.QObject):
         )
         self.review_action.setEnabled(ready)
         self.search_action.setEnabled(ready)
+        self.chat_action.setEnabled(ready)
         self.pause_action.setText("Resume &agent" if self._paused else "&Pause agent")
         self.changed.emit()
 

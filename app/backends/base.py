@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 from mama_core.errors import MamaError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from app.backends.toolbox import ToolBox, ToolSpec
     from app.durable.evidence import Delivered
     from app.durable.mailbox import InputKind
@@ -29,6 +31,9 @@ class TurnRequest:
     input_id: int
     evidence: Delivered | None = None
     """Set when the owner forwarded or quoted outside content: not the owner's words."""
+    on_text: Callable[[str], None] | None = field(default=None, compare=False)
+    """Called with the reply written so far, each time the agent writes more (a backend
+    that streams its messages calls it; the chat window shows it as it grows)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,8 @@ class ClaudeCodeBackend:
         self._tools_status: str | None = None
         """MAMA's MCP server as the last ``system/init`` line reported it."""
         self._restart_before_turn = False
+        self._on_text: Callable[[str], None] | None = None
+        """The running turn's listener for the reply as it is written."""
 
     @property
     def version(self) -> str | None:
@@ -145,6 +148,7 @@ class ClaudeCodeBackend:
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         assert self.bridge is not None
         self.bridge.toolbox = tools
+        self._on_text = request.on_text
         try:
             if self._restart_before_turn:
                 # The tools failed to start last time: a new process starts them again.
@@ -161,6 +165,7 @@ class ClaudeCodeBackend:
             raise BackendError(f"Claude Code stopped again: {exc.detail}") from exc
         finally:
             self.bridge.toolbox = None
+            self._on_text = None
         self._fresh = False
         return reply
 
@@ -271,14 +276,16 @@ class ClaudeCodeBackend:
         try:
             async with asyncio.timeout(self.settings.turn_timeout):
                 await process.send(message)
-                return await self._read_until_result(process)
+                return await self._read_until_result(process, self._on_text)
         except TimeoutError as exc:
             process.kill()
             raise BackendError(
                 "Claude Code took too long to answer; the turn was stopped."
             ) from exc
 
-    async def _read_until_result(self, process: JsonLineProcess) -> TurnReply:
+    async def _read_until_result(
+        self, process: JsonLineProcess, on_text: Callable[[str], None] | None = None
+    ) -> TurnReply:
         texts: list[str] = []
         while True:
             event = await process.receive()
@@ -288,7 +295,10 @@ class ClaudeCodeBackend:
                 await self._on_init(event)
             elif kind == "assistant":
                 content = (event.get("message") or {}).get("content") or []
-                texts += [b.get("text", "") for b in content if b.get("type") == "text"]
+                written = [b.get("text", "") for b in content if b.get("type") == "text"]
+                texts += written
+                if written and on_text is not None:
+                    on_text("\n".join(texts))  # each message as it arrives
             elif kind == "result":
                 errors = [str(e) for e in event.get("errors") or []]
                 if any("No conversation found" in e for e in errors):

@@ -19,6 +19,7 @@ import itertools
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -90,6 +91,8 @@ class CodexBackend:
         self._fresh = True
         self._ids = itertools.count(1)
         self._toolbox: ToolBox | None = None
+        self._on_text: Callable[[str], None] | None = None
+        """The running turn's listener for the reply as it is written."""
 
     @property
     def version(self) -> str | None:
@@ -156,6 +159,7 @@ class CodexBackend:
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         self._toolbox = tools
+        self._on_text = request.on_text
         try:
             try:
                 reply = await self._turn(request.prompt)
@@ -167,6 +171,7 @@ class CodexBackend:
             raise BackendError(f"Codex stopped again: {exc.detail}") from exc
         finally:
             self._toolbox = None
+            self._on_text = None
         self._fresh = False
         return reply
 
@@ -280,9 +285,12 @@ class CodexBackend:
                 )
                 while True:
                     message = await process.receive()
+                    written = len(texts)
                     done = await self._serve(message, texts)
                     if done is not None:
                         return done
+                    if len(texts) > written and self._on_text is not None:
+                        self._on_text("\n\n".join(texts))  # each message as it arrives
         except TimeoutError as exc:
             process.kill()
             raise BackendError("Codex took too long to answer; the turn was stopped.") from exc

@@ -13,6 +13,7 @@ import sys
 import click
 
 from app.cli.brief import COMMANDS as BRIEF_COMMANDS
+from app.cli.chat import COMMANDS as CHAT_COMMANDS
 from app.cli.connectors import connectors
 from app.cli.context import CliContext
 from app.cli.display import terminal_text
@@ -83,7 +84,7 @@ for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:
     cli.add_command(_command)
-for _command in BRIEF_COMMANDS:
+for _command in BRIEF_COMMANDS + CHAT_COMMANDS:
     cli.add_command(_command)
 
 

@@ -143,6 +143,9 @@ class OwnerRuntime:
         """The pause flag in the store as last read or written here."""
         self.turn_listeners: list[Callable[[ClaimedInput, TurnReply | None], None]] = []
         """Called after each turn (reply or None on failure): for the tray and tests."""
+        self.text_listeners: list[Callable[[int, str], None]] = []
+        """Called with (input id, the reply so far) while a backend that streams writes
+        it (the chat window shows it growing; the stored reply comes when the turn ends)."""
         self.working_listeners: list[Callable[[bool], None]] = []
         """Called with True when a turn starts and False when it ends (the tray's icon)."""
         self.pause_listeners: list[Callable[[bool], None]] = []
@@ -353,6 +356,13 @@ class OwnerRuntime:
         for listener in list(self.turn_listeners):
             listener(claimed, reply)
 
+    def _tell_text(self, input_id: int, text: str) -> None:
+        for listener in list(self.text_listeners):
+            try:
+                listener(input_id, text)
+            except Exception:
+                log.exception("a reply listener failed")
+
     def _tell_working(self, working: bool) -> None:
         _tell(self.working_listeners, working)
 
@@ -390,7 +400,14 @@ class OwnerRuntime:
         tools = ToolBox(self.engine, self.turn_grant(claimed), facts, claimed.id)
         fresh = self.backend.wants_session_context
         prompt = await self.run_db(self.context.build, claimed, facts, self.backend.name, fresh)
-        request = TurnRequest(prompt, claimed.text, claimed.kind, claimed.id, claimed.evidence)
+        request = TurnRequest(
+            prompt,
+            claimed.text,
+            claimed.kind,
+            claimed.id,
+            claimed.evidence,
+            on_text=functools.partial(self._tell_text, claimed.id),
+        )
         try:
             return await self.backend.run_turn(request, tools)
         except BackendUnavailableError as exc:
@@ -590,7 +607,7 @@ class OwnerRuntime:
     async def _pause_follower(self) -> None:
         """Follow the stored pause flag as soon as another connection commits (the
         engine's commit feed), not only on the periodic pass; and look for messages
-        another process queued."""
+        and inputs another process queued."""
         while True:
             await self._store_changed.wait()
             self._store_changed.clear()
@@ -598,8 +615,10 @@ class OwnerRuntime:
                 await self._follow_stored_pause()
             except MamaError as exc:
                 log.warning("reading the pause flag failed: %s", exc.message)
-            # Another process may have queued a message (``mama brief now --send``).
+            # Another process may have queued a message (``mama brief now --send``) or
+            # posted the owner's desk message (``mama ask``) for this runtime to answer.
             self._send.set()
+            self._work.set()
 
     async def _idle(self, event: asyncio.Event, due: datetime | None) -> None:
         """Wait for ``event``, for ``due``, or for the poll interval, whichever is first."""

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from app.cards import card_text, group_card_text, setting_change_card_text
+from app.durable.desk import DESK_META_KEY, input_text
 from app.durable.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
 from app.durable.proposals import ProposalGroup, proposal_group, waiting_setting_change
 from app.runtime.channel import (
@@ -26,6 +27,9 @@ from app.runtime.channel import (
 )
 
 log = logging.getLogger(__name__)
+
+DESK_QUOTE_CHARS = 300
+"""How much of a desk message a Telegram reply quotes."""
 
 RunDb = Callable[..., Awaitable[Any]]
 ReadJudgment = Callable[[int], Awaitable[dict[str, Any] | None]]
@@ -101,6 +105,8 @@ class Sender:
         return self.retry_delays[min(max(attempts, 1), len(self.retry_delays)) - 1]
 
     async def _message(self, delivery: Delivery) -> OutgoingMessage | None:
+        if delivery.kind is DeliveryKind.REPLY and delivery.input_meta.get(DESK_META_KEY):
+            return await self._desk_reply(delivery)
         if delivery.kind is not DeliveryKind.PROPOSAL:
             return OutgoingMessage(delivery.text, reply_to=delivery.input_meta)
         if delivery.input_id is not None:
@@ -132,6 +138,18 @@ class Sender:
             setting_change_card_text(change.as_dict(for_owner=True)),
             review_change_id=change.id,
         )
+
+    async def _desk_reply(self, delivery: Delivery) -> OutgoingMessage:
+        """A reply to what the owner typed at the desk: the desk and Telegram are one
+        conversation, so the chat shows the desk's words above the reply (left out
+        once they are purged)."""
+        assert delivery.input_id is not None
+        asked = await self._db(input_text, self.journal.db, delivery.input_id)
+        if asked is None:
+            return OutgoingMessage(delivery.text)
+        if len(asked) > DESK_QUOTE_CHARS:
+            asked = asked[: DESK_QUOTE_CHARS - 1].rstrip() + "…"
+        return OutgoingMessage(f"At the desk you wrote: “{asked}”\n\n{delivery.text}")
 
     async def _group_message(self, input_id: int) -> OutgoingMessage | None:
         """The one card for what a source-delta turn proposed, as it stands now."""

@@ -75,12 +75,34 @@ def test_headless_commands_never_import_qt(tmp_path: Path, model_cache_dir: Path
 def test_no_arguments_start_the_desktop(monkeypatch: pytest.MonkeyPatch) -> None:
     import ui.application
 
-    started: list[bool] = []
-    monkeypatch.setattr(ui.application, "run", lambda: started.append(True) or 7)
+    started: list[str | None] = []
+    monkeypatch.setattr(ui.application, "run", lambda show=None: started.append(show) or 7)
     with pytest.raises(SystemExit) as stopped:
         entry.main([])
-    assert started == [True]
+    assert started == [None]
     assert stopped.value.code == 7
+    # ``mama open chat``: the app, asked to show its chat window.
+    with pytest.raises(SystemExit):
+        entry.main(["open", "chat"])
+    assert started == [None, "chat"]
+
+
+def test_open_names_a_window_or_says_which_it_takes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import ui.application
+
+    started: list[str | None] = []
+    monkeypatch.setattr(ui.application, "run", lambda show=None: started.append(show) or 0)
+    with pytest.raises(SystemExit) as stopped:
+        entry.main(["open", "inbox"])
+    assert stopped.value.code == 2 and started == []
+    assert capsys.readouterr().err == (
+        "mama: invalid_input: mama open takes one of chat, review (e.g. mama open chat).\n"
+    )
+    with pytest.raises(SystemExit) as stopped:  # positive control
+        entry.main(["open", "review"])
+    assert stopped.value.code == 0 and started == ["review"]
 
 
 def test_arguments_go_to_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ from tests.conftest import TEST_KEY_HEX
 from tests.ui.conftest import owner_save, wait_until
 from tests.ui.test_desktop import run_desktop
 from ui.desktop import NO_TRAY_HINT, Desktop
+from ui.qt import QtWidgets
 
 
 @pytest.fixture
@@ -43,6 +44,9 @@ def test_without_a_tray_the_review_window_opens_with_a_hint(
         # The tray's menu (Settings…, Quit…) is reachable from the window.
         menus = [a.text() for a in window.menuBar().actions()]
         assert menus == ["&MAMA"]
+        app_menu = window.menuBar().actions()[0].menu()
+        assert isinstance(app_menu, QtWidgets.QMenu)
+        assert "&Chat…" in [a.text() for a in app_menu.actions()]  # the chat window too
         # Closing the window is Quit here: the app does not linger invisibly.
         window.close()
         await asyncio.wait_for(desktop._quit.wait(), 10)

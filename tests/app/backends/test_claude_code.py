@@ -83,6 +83,8 @@ def test_owner_message_through_claude_saves_a_proposal_that_arrives_with_buttons
         return [text("You're welcome.")], "end_turn"
 
     fake = FakeAnthropic(model).start()
+    written: list[str] = []
+    """The reply as Claude Code wrote it, message by message (the chat window's feed)."""
 
     async def scenario() -> None:
         state = RuntimeDb(store.new_connection(), store.path)
@@ -90,6 +92,7 @@ def test_owner_message_through_claude_saves_a_proposal_that_arrives_with_buttons
         try:
             async with messenger(engine, store, backend) as s:
                 await s.pair()
+                s.runtime.text_listeners.append(lambda _input, text: written.append(text))
                 s.api.push_message(OWNER_CHAT, OWNER_USER, "Please answer in three lines at most.")
                 await s.api.signal.until(
                     lambda: (
@@ -137,6 +140,8 @@ def test_owner_message_through_claude_saves_a_proposal_that_arrives_with_buttons
         asyncio.run(scenario())
     finally:
         fake.stop()
+    assert "I proposed it for your review." in written
+    assert written[-1] == "You're welcome."  # the second turn's, reported as it came
     turns = fake.turn_requests()
     first, later = last_user_text(turns[0]), last_user_text(turns[-1])
     assert "# Session context" in first and "[Message from the owner via telegram" in first

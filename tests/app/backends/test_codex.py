@@ -68,6 +68,8 @@ def test_owner_message_through_codex_saves_a_proposal_that_arrives_with_buttons(
         return [message("ok")]
 
     fake = FakeResponses(model).start()
+    written: list[str] = []
+    """The reply as Codex wrote it, item by item (the chat window's feed)."""
 
     async def scenario() -> CodexBackend:
         state = RuntimeDb(store.new_connection(), store.path)
@@ -85,6 +87,7 @@ def test_owner_message_through_codex_saves_a_proposal_that_arrives_with_buttons(
         try:
             async with messenger(engine, store, backend) as s:
                 await s.pair()
+                s.runtime.text_listeners.append(lambda _input, text: written.append(text))
                 s.api.push_message(
                     OWNER_CHAT, OWNER_USER, "Lesson: check the staging logs before paging anyone."
                 )
@@ -108,6 +111,7 @@ def test_owner_message_through_codex_saves_a_proposal_that_arrives_with_buttons(
         backend = asyncio.run(scenario())
     finally:
         fake.stop()
+    assert written[0] == "Noted as a lesson, waiting for your review."
     assert backend.tool_calls and backend.tool_calls[0]["tool"] == "memory_save"
     record = engine.dispatch("memory.read", {"id": 1}, SessionFacts.owner_cli(), Grant.owner())
     saved = record["record"]
