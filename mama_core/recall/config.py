@@ -59,6 +59,9 @@ class RecallConfig:
     (``recall.temporal``): for a query that asks "when", each of the top
     ``when_depth`` hits whose text carries a time expression gains that many
     rank-1 units.
+    ``cross_script`` (on by default) switches on the ``script-v1`` stage
+    (``recall.scripts``): a word arm abstains on a vector candidate written in
+    another script than the query, instead of voting against it.
     """
 
     name: str = "default"
@@ -82,6 +85,7 @@ class RecallConfig:
     prf_names_only: bool = False
     when_weight: float = 0.0
     when_depth: int = 30
+    cross_script: bool = True
 
     def __post_init__(self) -> None:
         if self.rrf_k < 0:
@@ -151,6 +155,8 @@ class RecallConfig:
             )
         if self.when_weight > 0:
             parts.append(f"when-v1={self.when_weight:g}/depth={self.when_depth}")
+        if self.cross_script and self.vector_weight > 0 and self.lexical_enabled:
+            parts.append("script-v1")
         return " ".join(parts)
 
     def with_changes(self, **changes: Any) -> RecallConfig:

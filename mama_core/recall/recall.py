@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -40,6 +40,7 @@ from mama_core.recall.lexical_query import build_lexical_query, split_runs
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import RecallHit, RecallQuery
 from mama_core.recall.rows import Row, fetch_rows
+from mama_core.recall.scripts import dominant_script, with_abstention
 from mama_core.recall.temporal import asks_when, with_time_bonus
 from mama_core.recall.vector_cache import RowMask, VectorCache
 from mama_core.store.connection import Connection
@@ -82,6 +83,7 @@ class Recall:
         self._local = threading.local()
         self._opened: list[Connection] = []
         self._executor: ThreadPoolExecutor | None = None
+        self._script_of: dict[int, str | None] = {}
 
     @contextlib.contextmanager
     def _connection(self) -> Generator[Connection, None, None]:
@@ -135,6 +137,11 @@ class Recall:
         rows = self.cache.predicate_mask(predicate) if self.cache is not None else None
         with self._connection() as conn:
             arms = self._arms(conn, query.text, predicate, depth, cfg, query_vector, rows)
+            if cfg.cross_script and arms.get("vector") and len(arms) > 1:
+                candidates = [r.id for r in arms["vector"]]
+                arms = with_abstention(
+                    arms, dominant_script(query.text), self._scripts(conn, candidates)
+                )
             weights = {
                 "bm25": cfg.bm25_weight,
                 "trigram": cfg.trigram_weight,
@@ -241,6 +248,22 @@ class Recall:
             if pending is not None:
                 arms.update(pending.result())
         return {arm: arms[arm] for arm in ("bm25", "trigram", "vector") if arm in arms}
+
+    def _scripts(self, conn: Connection, ids: Sequence[int]) -> dict[int, str | None]:
+        """Each judgment's dominant script (``recall.scripts``), kept per id: a judgment's
+        text never changes (a purge empties it, and the predicate then drops it)."""
+        with self._lock:
+            missing = [i for i in ids if i not in self._script_of]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            found = conn.execute(
+                f"SELECT id, summary FROM judgments WHERE id IN ({marks})", missing
+            ).fetchall()
+            with self._lock:
+                for jid, summary in found:
+                    self._script_of[int(jid)] = dominant_script(str(summary or ""))
+        with self._lock:
+            return {i: self._script_of.get(i) for i in ids}
 
     def _worker(self) -> ThreadPoolExecutor:
         with self._lock:
