@@ -63,6 +63,16 @@ def status_word(status: str | None) -> str:
     return STATUS_WORDS.get(value, _fallback(value))
 
 
+def record_status_word(record: dict[str, Any]) -> str:
+    """A record's status in words; a commitment's says open, done or dropped: Done keeps
+    the record ``active`` (it is still true that it was done), so only its state tells."""
+    status = record.get("status")
+    terms = record.get("commitment")
+    if status == "active" and isinstance(terms, dict) and terms.get("state"):
+        return str(terms["state"])
+    return status_word(status)
+
+
 def action_word(action: str | None) -> str:
     """``memory.save`` → ``saved``, ``review.approve`` → ``approved``…"""
     value = str(action or "")

@@ -23,7 +23,7 @@ from ui.bridge import EngineBridge
 from ui.palette import ATTENTION, DANGER
 from ui.qt import QtWidgets
 from ui.review.empty_state import EMPTY_WORK
-from ui.review.window import TAB_MESSAGES, TAB_WORK, ReviewWindow
+from ui.review.window import TAB_ALL, TAB_MESSAGES, TAB_RETIRED, TAB_WORK, ReviewWindow
 from ui.review.work_panel import DueDialog
 
 OWNER = SessionFacts.owner_cli()
@@ -363,3 +363,68 @@ def test_buttons_wait_for_a_selection(
     buttons: dict[str, QtWidgets.QPushButton] = window.work.buttons
     assert not any(b.isEnabled() for b in buttons.values())
     assert buttons["done"].toolTip() == "Select a commitment first"
+
+
+def test_a_closed_commitment_is_one_row_saying_done_and_retires_nothing(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, engine: Engine, seeded: dict[str, int]
+) -> None:
+    """Edit due then Done append two records and supersede two: the owner still has one
+    commitment, now done. All memories lists it once, reading "done" (not "active"), and
+    the Retired count does not move."""
+    work = window.work
+    everything = window.lists[TAB_ALL]
+    retired = window.lists[TAB_RETIRED]
+
+    def rows_for(summary: str) -> list[tuple[int, str]]:
+        model = everything.model
+        return [
+            (int(model.record(r)["id"]), model.data(model.index(r, 4)))
+            for r in range(model.rowCount())
+            if summary in str(model.data(model.index(r, 2)))
+        ]
+
+    async def scenario() -> None:
+        await open_work(window)
+        assert rows_for("Send Dana the deck") == [(seeded["late"], "open")]
+        retired_before = retired.model.rowCount()
+        assert window.tabs.tabText(TAB_RETIRED) == f"Retired ({retired_before})"
+
+        assert work.select(seeded["late"])
+        moved = await answer(window, "due", lambda d: d.no_due.setChecked(True))
+        assert moved is not None
+        assert work.select(int(moved[1]["judgment_id"]))
+        closed = await answer(window, "done", lambda d: d.reason.setText("sent"))
+        assert closed is not None
+        done_id = int(closed[1]["judgment_id"])
+        await wait_until(lambda: window.data.settled, window.lists_updated)
+
+        # The control: the store does hold the two earlier states, superseded.
+        found = engine.dispatch(
+            "memory.search",
+            {"query": "", "statuses": ["superseded"], "kinds": ["commitment"]},
+            OWNER,
+            OWNER_GRANT,
+        )
+        assert {r["id"] for r in found["results"]} == {
+            seeded["late"],
+            int(moved[1]["judgment_id"]),
+        }
+        assert rows_for("Send Dana the deck") == [(done_id, "done")]
+        assert retired.model.rowCount() == retired_before
+        assert window.tabs.tabText(TAB_RETIRED) == f"Retired ({retired_before})"
+
+        # After a reload too (not only when patched from the change-sets).
+        reloaded = asyncio.ensure_future(wait_signal(window.refreshed, 30))
+        window.refresh()
+        await reloaded
+        assert rows_for("Send Dana the deck") == [(done_id, "done")]
+        assert retired.model.rowCount() == retired_before
+
+        # The detail pane says it too.
+        window.show_tab(TAB_ALL)
+        shown = asyncio.ensure_future(wait_signal(window.detail_shown, 30))
+        assert window.select_id(done_id)
+        await shown
+        assert "commitment · done" in window.detail.toPlainText()
+
+    drive(loop, window, scenario)

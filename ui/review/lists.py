@@ -52,6 +52,8 @@ class ListSpec:
     def admits(self, record: dict[str, Any]) -> bool:
         """Whether ``record`` belongs in this list by status (or a change waiting on it),
         kind and scope."""
+        if is_past_commitment(record):
+            return False
         waiting = self.pending_changes and bool(record.get("pending_change"))
         if record.get("status") not in self.statuses and not waiting:
             return False
@@ -73,6 +75,17 @@ class ListSpec:
         scopes: tuple[str, ...] | None,
     ) -> ListSpec:
         return replace(self, query=query, statuses=statuses, kinds=kinds, scopes=scopes)
+
+
+def is_past_commitment(record: dict[str, Any]) -> bool:
+    """An earlier state of a commitment (open before it was done, due before it moved).
+
+    Done and Edit due append the commitment's next state and supersede this one, so
+    it is a step in one commitment's history (the detail pane's), not a memory of its
+    own: listing it would show one commitment several times and count every Done
+    as a retired memory.
+    """
+    return record.get("kind") == "commitment" and record.get("status") == "superseded"
 
 
 PROPOSED = ListSpec(statuses=("proposed",), pending_changes=True)
@@ -116,7 +129,7 @@ class JudgmentList(QtCore.QObject):
             if generation != self._generation:
                 return False
         self.truncated = len(rows) >= self.spec.limit
-        self.model.set_rows(rows)
+        self.model.set_rows(row for row in rows if not is_past_commitment(row))
         self.loaded_once = True
         self.updated.emit()
         return True

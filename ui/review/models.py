@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from ui.palette import status_colour
 from ui.qt import Qt, QtCore, QtGui, Signal
 from ui.queries import AuditEntry
-from ui.words import action_word, local_time, status_word
+from ui.words import action_word, local_time, record_status_word
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """The judgment (or event) id of a row."""
@@ -145,7 +145,7 @@ class JudgmentTableModel(_ColumnsModel):
         if column == 3:
             return ", ".join(row.get("scopes") or [])
         if column == 4:
-            return status_word(row.get("status"))
+            return record_status_word(row)
         return local_time(row.get("recorded_at"))
 
 
