@@ -47,6 +47,11 @@ NOTIFY_COALESCE_MS = 50
 NO_TRAY_HINT = "This desktop shows no tray icons, so MAMA lives in this window: closing it quits."
 
 
+class WrongPassphrase(WrongKeyError):
+    """Every passphrase the owner typed was wrong (the same exit code as a wrong key,
+    but the message speaks of passphrases only, and the owner may try again)."""
+
+
 class Desktop(QtCore.QObject):
     """The running desktop app: tray, review window, settings, and the open memory."""
 
@@ -128,19 +133,22 @@ class Desktop(QtCore.QObject):
         loop = asyncio.get_running_loop()
         self.errors.install(loop)
         try:
-            try:
-                settings = Settings.load(self.paths.settings)
-                memory = await self._open(settings)
-            except MamaError as exc:
-                log.warning("cannot start: %s: %s", exc.code, exc.message)
-                if self._quit.is_set():  # asked to quit while a dialog was open
-                    return 0
-                await self._fatal(exc.message)
-                return exc.exit_code
-            except Exception as exc:
-                log.error("cannot start", exc_info=exc)
-                await self._fatal(one_line(exc, self.log_path))
-                return exit_code_of(exc)
+            while True:
+                try:
+                    settings = Settings.load(self.paths.settings)
+                    memory = await self._open(settings)
+                    break
+                except MamaError as exc:
+                    log.warning("cannot start: %s: %s", exc.code, exc.message)
+                    if self._quit.is_set():  # asked to quit while a dialog was open
+                        return 0
+                    if await self._fatal(exc.message, retry=isinstance(exc, WrongPassphrase)):
+                        continue
+                    return exc.exit_code
+                except Exception as exc:
+                    log.error("cannot start", exc_info=exc)
+                    await self._fatal(one_line(exc, self.log_path))
+                    return exit_code_of(exc)
             if memory is None:  # the owner closed the first-run wizard, or quit meanwhile
                 return 0
             if self._quit.is_set():
@@ -160,12 +168,22 @@ class Desktop(QtCore.QObject):
             await self._shutdown()
             self.errors.uninstall(loop)
 
-    async def _fatal(self, message: str) -> None:
+    async def _fatal(self, message: str, *, retry: bool = False) -> bool:
+        """Show why MAMA cannot start; True if the owner chose Try again (offered
+        with ``retry``: the passphrase may have been mistyped)."""
         self.tray.hide()
         box = fatal_dialog(message)
         box.setWindowIcon(app_icon())
+        again = None
+        if retry:
+            again = box.addButton("Try again", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+            box.setDefaultButton(again)
         await self._show(box)
+        chosen = again is not None and box.clickedButton() is again and not self._quit.is_set()
         box.deleteLater()
+        if chosen:
+            self.tray.show()
+        return chosen
 
     async def _show(self, dialog: QtWidgets.QDialog) -> int:
         """Show one of the app's dialogs and wait for the owner's answer (Quit closes it)."""
@@ -248,23 +266,36 @@ class Desktop(QtCore.QObject):
                 if passphrase is not None:
                     raise
                 wrong = False
-            except WrongKeyError:
-                if passphrase is None or attempt == PASSPHRASE_ATTEMPTS:
-                    raise
+            except WrongKeyError as exc:
+                if passphrase is None:
+                    raise  # the key from MAMA_DB_KEY or the keyring: its message names them
+                if attempt == PASSPHRASE_ATTEMPTS:
+                    raise WrongPassphrase(
+                        f"None of the {PASSPHRASE_ATTEMPTS} passphrases you typed opens the "
+                        f"memory in {self.paths.home}. Check Caps Lock and the keyboard "
+                        "layout, then try again."
+                    ) from exc
                 wrong = True
-            passphrase = await self._ask_passphrase(wrong)
+            tries_left = PASSPHRASE_ATTEMPTS - attempt
+            passphrase = await self._ask_passphrase(wrong, tries_left)
             if self._quit.is_set():
                 return None
             if not passphrase:
                 raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
         raise AssertionError("unreachable")
 
-    async def _ask_passphrase(self, wrong: bool) -> str | None:
+    async def _ask_passphrase(self, wrong: bool, tries_left: int) -> str | None:
         dialog = QtWidgets.QInputDialog()
         dialog.setObjectName("passphrase_dialog")
         dialog.setWindowTitle("Passphrase")
+        tries = f"{tries_left} {'try' if tries_left == 1 else 'tries'} left"
         dialog.setLabelText(
-            ("That passphrase does not open the memory. " if wrong else "")
+            (
+                f"That passphrase does not open the memory ({tries}).\n"
+                "Check Caps Lock and the keyboard layout.\n\n"
+                if wrong
+                else ""
+            )
             + f"Passphrase for the memory in {self.paths.home}:"
         )
         dialog.setTextEchoMode(QtWidgets.QLineEdit.EchoMode.Password)

@@ -202,7 +202,7 @@ def fatal_start(
         app = asyncio.ensure_future(desktop.run())
         (box,) = await opened
         assert isinstance(box, QtWidgets.QMessageBox)
-        assert box.windowTitle() == "MAMA cannot start"
+        assert box.windowTitle() == "Cannot start"
         assert box.isVisible()
         text = box.text()
         box.button(QtWidgets.QMessageBox.StandardButton.Close).click()
@@ -271,6 +271,71 @@ def test_passphrase_store_asks_and_retries(
     assert (code, opened) == (0, True)
     assert len(prompts) == 2
     assert "does not open" not in prompts[0] and "does not open" in prompts[1]
+
+
+def test_three_wrong_passphrases_count_down_then_offer_to_try_again(
+    paths: Paths, embedder: GgufEmbedder, monkeypatch: pytest.MonkeyPatch, loop: Any
+) -> None:
+    """Each wrong try says how many are left; after the last, the dialog speaks of the
+    passphrase (not MAMA_DB_KEY or a keyring the owner never had) and Try again asks
+    afresh, and the right passphrase then opens the memory."""
+    with Store.open(paths.db, DbKey("correct horse battery", raw=False)):
+        pass
+    monkeypatch.setenv("MAMA_CACHE_DIR", str(paths.cache))
+    desktop = Desktop(paths)
+    prompts: list[str] = []
+    fatal: list[tuple[str, str, list[str]]] = []
+
+    def answer(dialog: Any) -> None:
+        if isinstance(dialog, QtWidgets.QMessageBox):
+            names = [b.text().replace("&", "") for b in dialog.buttons()]
+            fatal.append((dialog.windowTitle(), dialog.text(), names))
+            again = next(b for b in dialog.buttons() if b.text() == "Try again")
+            QtCore.QTimer.singleShot(0, again.click)
+            return
+        prompts.append(dialog.labelText())
+        right = len(prompts) == 4  # three wrong, then Try again and the right one
+        dialog.setTextValue("correct horse battery" if right else f"guess {len(prompts)}")
+        QtCore.QTimer.singleShot(0, dialog.accept)
+
+    desktop.dialog_opened.connect(answer)
+
+    async def scenario() -> bool:
+        return desktop.memory is not None
+
+    code, opened = run_desktop(loop, desktop, scenario)
+    assert (code, opened) == (0, True)
+    assert len(prompts) == 4
+    assert "does not open" not in prompts[0]
+    assert "(2 tries left)" in prompts[1] and "(1 try left)" in prompts[2]
+    assert "does not open" not in prompts[3]  # a fresh start after Try again
+    [(title, text, buttons)] = fatal
+    assert title == "Cannot start"  # the window manager adds " — MAMA"
+    assert "passphrase" in text and "MAMA_DB_KEY" not in text and "keyring" not in text
+    assert "\n" not in text
+    assert "Try again" in buttons and "Close" in buttons
+
+
+def test_closing_after_wrong_passphrases_exits_with_the_wrong_key_code(
+    paths: Paths, embedder: GgufEmbedder, monkeypatch: pytest.MonkeyPatch, loop: Any
+) -> None:
+    with Store.open(paths.db, DbKey("correct horse battery", raw=False)):
+        pass
+    monkeypatch.setenv("MAMA_CACHE_DIR", str(paths.cache))
+    desktop = Desktop(paths)
+
+    def answer(dialog: Any) -> None:
+        if isinstance(dialog, QtWidgets.QMessageBox):
+            close = dialog.button(QtWidgets.QMessageBox.StandardButton.Close)
+            QtCore.QTimer.singleShot(0, close.click)
+            return
+        dialog.setTextValue("not it at all")
+        QtCore.QTimer.singleShot(0, dialog.accept)
+
+    desktop.dialog_opened.connect(answer)
+    code = loop.run_until_complete(asyncio.wait_for(desktop.run(), 60))
+    assert code == WrongKeyError.exit_code
+    assert desktop.memory is None
 
 
 def test_tray_icons_for_each_state() -> None:
