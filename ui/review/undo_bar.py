@@ -62,6 +62,20 @@ async def undo(bridge: EngineBridge, action: str, done: Done) -> list[dict[str, 
     return receipts
 
 
+def undone_line(receipts: list[dict[str, Any]]) -> str:
+    """What the message line says after an undo, naming the records as they are now:
+    ``Undone: #8 is back in Proposed as #11`` (the undo appends a copy, a new number)."""
+    where = {"proposed": "back in Proposed", "active": "active again"}
+    if len(receipts) == 1:
+        (receipt,) = receipts
+        state = where.get(str(receipt.get("status")), "restored")
+        return (
+            f"Undone: #{receipt.get('restored_from')} is {state} as #{receipt.get('judgment_id')}"
+        )
+    copies = ", ".join(f"#{r.get('judgment_id')}" for r in receipts)
+    return f"Undone: {len(receipts)} records restored, as {copies}"
+
+
 class UndoBar(QtWidgets.QFrame):
     """A one-line, non-modal bar: what was done, Undo, and a close button."""
 

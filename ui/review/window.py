@@ -40,7 +40,7 @@ from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
 from ui.review.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
 from ui.review.table_views import judgment_samples, make_table_view, select_row, time_sample
-from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
+from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable, undone_line
 from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
 
@@ -647,12 +647,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
         if not undoable(action, done.done):
             return
         pairs = list(done.done)
-        ids = ", ".join(f"#{receipt.get('judgment_id')}" for _, receipt in pairs)
         single = len(pairs) == 1 and not done.failed
         text = receipt_line(action, pairs[0][1]) if single else done.summary()
+        # No number after "Undo": the undo writes a copy under a new one (said after it).
         self.undo_bar.offer(
-            f"{text} — Undo {UNDOABLE[action]} ({ids})",
-            partial(self._start_undo, action, pairs),
+            f"{text} — Undo {UNDOABLE[action]}", partial(self._start_undo, action, pairs)
         )
 
     def _start_undo(self, action: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
@@ -675,11 +674,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         finally:
             self._busy = False
             self._update_buttons()
-        last = receipts[-1] if receipts else {}
-        self.show_message(
-            f"Undone: {len(pairs)} {'action' if len(pairs) == 1 else 'actions'} taken back · "
-            f"event {last.get('event_id')}"
-        )
+        self.show_message(undone_line(receipts))
         self.undone.emit(action, receipts)
 
     async def _run_action(self, action: str, work: Work, record: dict[str, Any] | None) -> None:

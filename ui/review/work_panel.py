@@ -503,10 +503,7 @@ class WorkPanel(QtWidgets.QWidget):
                 self.note.setText(f"Not done: {exc.message}")
                 self.failed.emit(name, exc.message)
                 return
-            self.note.setText(
-                f"{VERBS[action]}: #{row['id']} {row.get('summary', '')} "
-                f"(event {receipt.get('event_id')})"
-            )
+            self.note.setText(f"{VERBS[action]}: #{row['id']} {row.get('summary', '')}")
             await self.load()
             if action == "reschedule" and receipt.get("judgment_id") is not None:
                 self.select(int(receipt["judgment_id"]))
