@@ -30,6 +30,7 @@ from tests.ui.test_review_window import act, bridge, drive, fill_dialog
 from ui.bridge import EngineBridge
 from ui.desktop import Desktop
 from ui.qt import Qt, QtWidgets
+from ui.review.models import ID_ROLE
 from ui.review.table_state import STATE_FILE
 from ui.review.undo_bar import UNDO_REASON
 from ui.review.window import TAB_ALL, TAB_PROPOSED, TAB_RETIRED, ReviewWindow
@@ -443,3 +444,33 @@ def owner() -> tuple[Any, Any]:
     from mama_core.memory import Grant, SessionFacts
 
     return SessionFacts.owner_cli(), Grant.owner()
+
+
+def test_after_a_decision_the_next_record_is_shown_and_highlighted(
+    window: ReviewWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    for n in range(3):
+        agent_propose(engine, f"Proposal number {n}")
+
+    def highlighted(view: QtWidgets.QTableView) -> list[int]:
+        rows = view.selectionModel().selectedRows()
+        return [int(i.siblingAtColumn(0).data(ID_ROLE)) for i in rows]
+
+    async def scenario() -> None:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        view = window.views[TAB_PROPOSED]
+        listed = shown_ids(view)
+        middle, following = listed[1], listed[2]
+        assert window.select_id(middle)
+        await wait_until(lambda: window.current_record()["id"] == middle, window.detail_shown)  # type: ignore[index]
+        assert highlighted(view) == [middle]  # the control: selecting highlights
+        await act(window, lambda: qtbot.keyClick(window, Qt.Key.Key_A))
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == following, window.detail_shown
+        )
+        assert highlighted(view) == [following]
+
+    drive(loop, window, scenario)

@@ -428,3 +428,26 @@ def test_a_closed_commitment_is_one_row_saying_done_and_retires_nothing(
         assert "commitment · done" in window.detail.toPlainText()
 
     drive(loop, window, scenario)
+
+
+def test_after_done_the_next_commitment_is_selected_and_highlighted(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, seeded: dict[str, int]
+) -> None:
+    work = window.work
+
+    def highlighted() -> list[int]:
+        rows = work.view.selectionModel().selectedRows()
+        return [int(work.model.item(i.row(), 0).text()) for i in rows]
+
+    async def scenario() -> None:
+        await open_work(window)
+        assert work.ids() == [seeded["late"], seeded["soon"], seeded["owed"]]
+        assert work.select(seeded["soon"])
+        assert highlighted() == [seeded["soon"]]
+        await answer(window, "done", lambda d: d.reason.setText("reviewed"))
+        current = work.current()
+        # The one after it, not the first of the list.
+        assert current is not None and current["id"] == seeded["owed"]
+        assert highlighted() == [seeded["owed"]]
+
+    drive(loop, window, scenario)

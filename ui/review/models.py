@@ -55,6 +55,10 @@ class JudgmentTableModel(_ColumnsModel):
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("#", "Kind", "Summary", "Scopes", "Status", "Recorded")
 
+    removing = Signal(int)
+    """This row is about to go (before any view's selection model moves its current
+    row away from it, which ``rowsAboutToBeRemoved`` comes too late to see)."""
+
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[dict[str, Any]] = []
@@ -83,6 +87,7 @@ class JudgmentTableModel(_ColumnsModel):
         at = self.row_of(judgment_id)
         if at is None:
             return False
+        self.removing.emit(at)
         self.beginRemoveRows(_ROOT, at, at)
         del self._rows[at]
         self.endRemoveRows()

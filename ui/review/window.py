@@ -35,11 +35,17 @@ from ui.review.data import (
 from ui.review.detail_html import record_html
 from ui.review.empty_state import add_empty_states, work_empty_state
 from ui.review.messages_panel import MessagesPanel
-from ui.review.models import ID_ROLE, RECORD_ROLE
+from ui.review.models import ID_ROLE, RECORD_ROLE, JudgmentTableModel
 from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
 from ui.review.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
-from ui.review.table_views import judgment_samples, make_table_view, select_row, time_sample
+from ui.review.table_views import (
+    judgment_samples,
+    make_table_view,
+    select_row,
+    source_row,
+    time_sample,
+)
 from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable, undone_line
 from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
@@ -134,6 +140,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._detail_generation = 0
         self._busy = False
         self._kept: dict[QtWidgets.QTableView, int | None] = {}
+        self._removed_at: dict[QtWidgets.QTableView, int | None] = {}
         self.data = ReviewData(bridge, self._tasks, self)
         self.lists: dict[int, JudgmentList] = self.data.lists
         self.audit = self.data.audit
@@ -195,6 +202,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
             model = view.model()  # the sorting proxy over ``source``
             model.modelAboutToBeReset.connect(partial(self._keep_current, view))
             model.modelReset.connect(partial(self._follow_reset, view))
+            # Approve, Reject or Retire removes the selected row: Qt moves the current
+            # row elsewhere and leaves it unselected (shown, not highlighted).
+            if isinstance(source, JudgmentTableModel):
+                source.removing.connect(partial(self._note_removed_current, view))
+                source.rowsRemoved.connect(partial(self._select_next_row, view))
             self.row_menus[tab] = RowMenu(view, self._row_buttons, self.buttons_updated)
             self.views[tab] = view
             self.tabs.addTab(self._search_page(view) if tab == TAB_ALL else view, title)
@@ -404,6 +416,23 @@ class ReviewWindow(QtWidgets.QMainWindow):
         if view is None or view.selectionModel().hasSelection() or view.model().rowCount() == 0:
             return
         select_row(view, max(view.currentIndex().row(), 0))
+
+    def _note_removed_current(self, view: QtWidgets.QTableView, at: int) -> None:
+        """Before the model removes its row ``at``: where the current row was, if it is
+        the one going (the selection model moves it away as the removal starts)."""
+        index = view.currentIndex()
+        removed = index.isValid() and source_row(view, index) == at
+        self._removed_at[view] = index.row() if removed else None
+
+    def _select_next_row(self, view: QtWidgets.QTableView, *_args: object) -> None:
+        """The row that took the removed current one's place (the next record, as in a
+        mail client), or the last, made current and highlighted."""
+        at = self._removed_at.pop(view, None)
+        rows = view.model().rowCount()
+        if at is not None and rows:
+            select_row(view, min(at, rows - 1))
+        elif view.currentIndex().isValid() and not view.selectionModel().hasSelection():
+            select_row(view, view.currentIndex().row())
 
     def _keep_current(self, view: QtWidgets.QTableView) -> None:
         index = view.currentIndex()

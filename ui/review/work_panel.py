@@ -312,6 +312,7 @@ class WorkPanel(QtWidgets.QWidget):
             self.note.setText(exc.message)
             return
         current = self.current()
+        position = max(self.view.currentIndex().row(), 0)
         self._rows = list(result["commitments"])
         self.redraw()
         self.loaded_once = True
@@ -319,7 +320,8 @@ class WorkPanel(QtWidgets.QWidget):
         if kept is not None and kept in self.ids():
             self.select(kept)
         elif self._rows and not self.view.selectionModel().hasSelection():
-            select_row(self.view, 0)
+            # The one closed is gone: the row that took its place, as a mail client does.
+            select_row(self.view, min(position, self.view.model().rowCount() - 1))
         else:
             self._show_current()
         self.loaded.emit()
