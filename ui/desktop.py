@@ -110,6 +110,9 @@ class Desktop(QtCore.QObject):
         self.tray.message_clicked.connect(self.open_notified)
         self._notified_proposal: int | None = None
         """The proposal the last notification named (None: several, or none)."""
+        self._unseen: list[int] = []
+        """Proposals announced since the owner last opened the review window."""
+        self._announcing = asyncio.Lock()
         if instance is not None:
             instance.show_requested.connect(self.show_review)
         self.agent = AgentControl(
@@ -340,28 +343,36 @@ class Desktop(QtCore.QObject):
         self._tasks.spawn(self._announce(sorted(added)))
 
     async def _announce(self, added: list[int]) -> None:
-        await self._refresh_waiting()
-        if not added or self.bridge is None:
-            return
-        from mama_core.memory import NotFoundError
+        async with self._announcing:  # one after the other: the count adds up in order
+            await self._refresh_waiting()
+            if added and self.bridge is not None:
+                await self._announce_proposals(self.bridge, added)
 
-        proposals: list[dict[str, Any]] = []
-        for judgment_id in added[:20]:
-            try:
-                record = (await self.bridge.dispatch("memory.read", {"id": judgment_id}))["record"]
-            except NotFoundError:
-                continue
-            if record.get("status") == "proposed":
-                proposals.append(record)
-        self._notified_proposal = int(proposals[0]["id"]) if len(proposals) == 1 else None
-        if len(proposals) == 1:
-            record = proposals[0]
+    async def _announce_proposals(self, bridge: EngineBridge, added: list[int]) -> None:
+        """One balloon for every proposal that arrived since the owner last looked: a
+        newer balloon replaces the one before, so it counts them all ("5 new"), not
+        only the last batch ("2 new")."""
+        from mama_core.memory import NotFoundError
+        from mama_core.memory.owner_reads import proposed_among
+
+        fresh = await bridge.read(lambda conn: proposed_among(conn, added))
+        self._unseen.extend(i for i in fresh if i not in self._unseen)
+        if not fresh:
+            return
+        self._notified_proposal = self._unseen[0] if len(self._unseen) == 1 else None
+        if len(self._unseen) > 1:
             self.notify(
-                "New proposal to review",
-                f"#{record['id']} [{record.get('kind')}] {record.get('summary', '')}",
+                "New proposals to review", f"{len(self._unseen)} new proposals are waiting."
             )
-        elif proposals:
-            self.notify("New proposals to review", f"{len(proposals)} new proposals are waiting.")
+            return
+        try:
+            record = (await bridge.dispatch("memory.read", {"id": self._unseen[0]}))["record"]
+        except NotFoundError:
+            return
+        self.notify(
+            "New proposal to review",
+            f"#{record['id']} [{record.get('kind')}] {record.get('summary', '')}",
+        )
 
     async def _refresh_waiting(self) -> None:
         if self.bridge is None:
@@ -379,6 +390,7 @@ class Desktop(QtCore.QObject):
             self._show_when_ready = True
             return
         first = self.window is None
+        self._unseen.clear()  # the owner looks: the next balloon counts afresh
         if first:
             self.probe.mark("review_requested")
         if self.window is None:

@@ -106,3 +106,15 @@ def continued_by(conn: Connection, ids: list[int]) -> dict[int, int]:
         [int(i) for i in ids],
     ).fetchall()
     return {int(old): int(new) for old, new in rows}
+
+
+def proposed_among(conn: Connection, ids: list[int]) -> list[int]:
+    """Those of ``ids`` that are proposals, in order (the tray counts what arrived)."""
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        f"SELECT id FROM judgments WHERE status = 'proposed' AND id IN ({marks}) ORDER BY id",
+        [int(i) for i in ids],
+    ).fetchall()
+    return [int(r[0]) for r in rows]

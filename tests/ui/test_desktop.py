@@ -117,6 +117,50 @@ def test_tray_counts_and_announces_new_proposals(
     assert "Prefer tables" in text and "[preference]" in text
 
 
+def test_the_balloon_counts_every_proposal_since_the_owner_last_looked(
+    paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Proposals arriving in two batches (3, then 2): a balloon replaces the one before,
+    so the second says 5, not 2. Once the owner opens the review window the count
+    starts again (the control: a count that never resets would say 6)."""
+    desktop = Desktop(paths)
+
+    async def scenario() -> list[str]:
+        assert desktop.memory is not None
+        engine = desktop.memory.engine
+        notes: list[str] = []
+        desktop.notified.connect(lambda _title, text: notes.append(text))
+
+        async def batch(summaries: list[str]) -> str:
+            announced = asyncio.ensure_future(wait_signal(desktop.notified, 30))
+
+            def propose_all() -> None:
+                for summary in summaries:
+                    agent_propose(engine, summary)
+
+            await asyncio.to_thread(propose_all)
+            _title, text = await announced
+            return str(text)
+
+        await batch(["Prefer tables", "Use metric units", "Sign with initials"])
+        await wait_until(lambda: "3 new" in notes[-1], desktop.notified, 30)
+        await batch(["Answer in English", "Keep replies short"])
+        await wait_until(lambda: "5 new" in notes[-1], desktop.notified, 30)
+        loaded = asyncio.ensure_future(wait_signal(desktop.review_loaded, 30))
+        desktop.show_review()
+        await loaded
+        await batch(["Quote the ticket number"])
+        await wait_until(lambda: "Quote the ticket number" in notes[-1], desktop.notified, 30)
+        return notes
+
+    code, notes = run_desktop(loop, desktop, scenario)
+    assert code == 0
+    # However the proposals fell into batches, each balloon counts all so far.
+    counts = [int(note.split()[0]) for note in notes if "new proposals" in note]
+    assert counts == sorted(counts) and counts[-1] == 5, notes
+    assert notes[-1].endswith("Quote the ticket number")
+
+
 def test_tray_menu_opens_review_and_search_and_pauses(
     paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
 ) -> None:
