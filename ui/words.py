@@ -96,6 +96,19 @@ def actor_of(actor: Any) -> str:
     return actor_word(str(actor or ""))
 
 
+def counted(count: int, plural: str) -> str:
+    """``1 board``, ``2 boards``: a count with its noun in the right number."""
+    singular = plural[:-1] if plural.endswith("s") and not plural.endswith("ss") else plural
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def listing(words: list[str]) -> str:
+    """``API key``, ``API key and token``, ``a, b and c``."""
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def local_time(iso: str | None) -> str:
     """A stored ISO 8601 UTC time in the owner's local time with the zone shown:
     ``2026-11-30T17:04:00Z`` → ``2026-11-30 18:04 CET`` (in Europe/Berlin)."""
