@@ -485,8 +485,29 @@ class Desktop(QtCore.QObject):
         self.agent.set_paused(paused)
 
     def open_data_folder(self) -> None:
+        """Open the data folder in the file manager; where no program opens folders
+        (a bare window manager), say so and offer to copy its path."""
         self.paths.home.mkdir(parents=True, exist_ok=True)
-        self.open_url(QtCore.QUrl.fromLocalFile(str(self.paths.home)))
+        if self.open_url(QtCore.QUrl.fromLocalFile(str(self.paths.home))):
+            return
+        self._tasks.spawn(self._offer_folder_path())
+
+    async def _offer_folder_path(self) -> None:
+        folder = str(self.paths.home)
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Information,
+            "Data folder",
+            f"No program on this desktop opens folders. MAMA's data folder is {folder}",
+            QtWidgets.QMessageBox.StandardButton.Close,
+        )
+        box.setObjectName("data_folder_dialog")
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        copy = box.addButton("&Copy path", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(copy)
+        await self._show(box)
+        if box.clickedButton() is copy:
+            QtGui.QGuiApplication.clipboard().setText(folder)
+        box.deleteLater()
 
     def open_settings(self) -> None:
         self._tasks.spawn(self.edit_settings())

@@ -166,7 +166,9 @@ def test_tray_menu_opens_review_and_search_and_pauses(
 ) -> None:
     desktop = Desktop(paths)
     opened: list[QtCore.QUrl] = []
-    desktop.open_url = opened.append
+    desktop.open_url = lambda url: opened.append(url) or True  # a file manager opened it
+    dialogs: list[Any] = []
+    desktop.dialog_opened.connect(dialogs.append)
     pauses: list[bool] = []
     desktop.agent_pause_changed.connect(pauses.append)
 
@@ -193,9 +195,45 @@ def test_tray_menu_opens_review_and_search_and_pauses(
     assert code == 0
     assert pauses == [True, False]
     assert [url.toLocalFile() for url in opened] == [str(paths.home)]
+    assert dialogs == []  # opened: nothing to say
     # Quit closed the store: another process can open it now.
     with Store.open(paths.db, DbKey.from_secret(TEST_KEY_HEX)) as again:
         assert again.schema_version > 0
+
+
+def test_open_data_folder_without_a_file_manager_offers_to_copy_the_path(
+    paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    desktop = Desktop(paths)
+    desktop.open_url = lambda _url: False  # no program opens folders (a bare WM)
+
+    async def scenario() -> tuple[str, str]:
+        QtGui.QGuiApplication.clipboard().setText("something else")
+        opened = asyncio.ensure_future(wait_signal(desktop.dialog_opened, 30))
+        desktop.tray.folder_action.trigger()
+        (box,) = await opened
+        assert isinstance(box, QtWidgets.QMessageBox)
+        text = box.text()
+        copy = next(b for b in box.buttons() if b.text() == "&Copy path")
+        clipboard = QtGui.QGuiApplication.clipboard()
+        copy.click()
+        await wait_until(lambda: clipboard.text() != "something else", clipboard.dataChanged)
+        return text, clipboard.text()
+
+    code, (text, clipboard) = run_desktop(loop, desktop, scenario)
+    assert code == 0
+    assert "No program on this desktop opens folders" in text and str(paths.home) in text
+    assert clipboard == str(paths.home)
+
+
+def test_the_tray_menu_mnemonics_are_unique(paths: Paths, loop: asyncio.AbstractEventLoop) -> None:
+    """Alt+letter picks one entry: "Pair &Telegram…" and "Se&ttings…" shared T."""
+    desktop = Desktop(paths)
+    letters = [
+        a.text().split("&", 1)[1][0].lower() for a in desktop.tray.menu.actions() if "&" in a.text()
+    ]
+    assert len(letters) >= 6  # the control: the entries were read
+    assert len(letters) == len(set(letters)), letters
 
 
 def test_quit_from_the_tray_menu(
