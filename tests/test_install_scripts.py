@@ -26,7 +26,8 @@ def unpacked(tmp_path: Path) -> Path:
     program = folder / "mama"
     program.write_text("#!/bin/sh\nexit 0\n", "utf-8")
     program.chmod(0o755)
-    shutil.copy(REPO_ROOT / "resources" / "icons" / "mama.svg", folder / "_internal/resources/icons")
+    icons = folder / "_internal" / "resources" / "icons"
+    shutil.copy(REPO_ROOT / "resources" / "icons" / "mama.svg", icons)
     shutil.copy(PACKAGING / "mama.desktop", folder / "_internal" / "desktop")
     for script in ("install.sh", "uninstall.sh"):
         shutil.copy(PACKAGING / script, folder / script)
@@ -84,9 +85,7 @@ def test_uninstall_leaves_no_icon_cache_behind(unpacked: Path, tmp_path: Path) -
 
 
 @pytest.mark.skipif(shutil.which("gtk-update-icon-cache") is None, reason="no icon cache tool")
-def test_uninstall_keeps_another_apps_icons_and_their_cache(
-    unpacked: Path, tmp_path: Path
-) -> None:
+def test_uninstall_keeps_another_apps_icons_and_their_cache(unpacked: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     path = f"{home}/.local/bin:{os.environ.get('PATH', SYSTEM_PATH)}"
