@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 UNDO_MS = 8000
 """How long the bar offers an undo (Gmail offers 5 to 30 s)."""
-UNDO_REASON = "undone by the owner"
+UNDO_REASON = "taken back with Undo"
+"""The reason an undo records: the event reads "restored by you: taken back with Undo"."""
 UNDO_ACTION = "memory.restore"
 UNDOABLE: dict[str, str] = {
     "review.approve": "puts it back in Proposed",
