@@ -37,6 +37,23 @@ def test_the_window_fits_the_screen_with_every_button_reachable(
         assert button.width() >= button.minimumSizeHint().width(), name
 
 
+def test_the_button_column_keeps_a_margin_from_the_window_edge(
+    window: ReviewWindow, qtbot: QtBot
+) -> None:
+    """The right-hand buttons and the detail pane stop short of the window's edge, as
+    the tabs on the left do of theirs."""
+    rights = [
+        button.mapTo(window, QtCore.QPoint(button.width(), 0)).x()
+        for button in window.buttons.values()
+    ]
+    assert len(rights) == 6  # the control: every button was measured
+    detail_right = window.detail.mapTo(window, QtCore.QPoint(window.detail.width(), 0)).x()
+    tabs_left = window.tabs.mapTo(window, QtCore.QPoint(0, 0)).x()
+    assert window.width() - max(rights) >= 6
+    assert window.width() - detail_right >= 6
+    assert tabs_left >= 6
+
+
 def test_size_splitter_and_columns_are_remembered(
     bridge: EngineBridge, qtbot: QtBot, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:

@@ -261,7 +261,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
         splitter.setStretchFactor(1, 2)
         central = QtWidgets.QWidget()
         central_layout = QtWidgets.QVBoxLayout(central)
-        central_layout.setContentsMargins(0, 0, 0, 0)
+        # The style's margin at the sides: the right-hand buttons must not touch the
+        # window's edge (the style's metric follows the screen's scale).
+        pm = QtWidgets.QStyle.PixelMetric
+        side = max(self.style().pixelMetric(pm.PM_LayoutRightMargin), 6)
+        central_layout.setContentsMargins(side, 0, side, 0)
         central_layout.addWidget(splitter, 1)
         self.undo_bar = UndoBar(self)
         central_layout.addWidget(self.undo_bar)
