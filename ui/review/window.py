@@ -84,6 +84,11 @@ TAB_TITLES: dict[int, str] = {
 
 Work = Callable[[], Awaitable[dict[str, Any] | None]]
 
+NO_CLOSE_MATCH = (
+    "No close match: no memory has these words. Below are the nearest in meaning, which "
+    "may be unrelated."
+)
+
 MULTI_SELECT_TABS = (TAB_PROPOSED, TAB_GUIDANCE, TAB_ALL)
 """Lists where several rows can be approved, rejected or retired at once."""
 AUDIT_SAMPLES = ("000000", time_sample(), "tombstone lifted", "agent claude-code", "#000000", "")
@@ -176,6 +181,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         for jlist in self.lists.values():
             jlist.updated.connect(self._refresh_titles)
         everything = self.lists[TAB_ALL]
+        everything.updated.connect(self._update_search_note)
         everything.updated.connect(lambda: self.searched.emit(everything.spec.query))
 
     # --- layout -----------------------------------------------------------------
@@ -311,8 +317,22 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.search_bar = SearchBar()
         self.search_bar.changed.connect(self._search)
         layout.addWidget(self.search_bar)
+        self.search_note = QtWidgets.QLabel(NO_CLOSE_MATCH)
+        self.search_note.setObjectName("search_note")
+        self.search_note.setWordWrap(True)
+        self.search_note.setStyleSheet(note_style("muted"))
+        self.search_note.hide()
+        layout.addWidget(self.search_note)
         layout.addWidget(view, 1)
         return page
+
+    def _update_search_note(self) -> None:
+        """Words that no memory contains still find the nearest in meaning, however far:
+        say so, or nonsense shows an unrelated memory as if it matched."""
+        jlist = self.lists[TAB_ALL]
+        rows = [jlist.model.record(r) or {} for r in range(jlist.model.rowCount())]
+        by_words = any({"bm25", "trigram"} & set(row.get("found_by") or ()) for row in rows)
+        self.search_note.setVisible(jlist.spec.ranked and bool(rows) and not by_words)
 
     @staticmethod
     def _placeholder(text: str) -> str:
