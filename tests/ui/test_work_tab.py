@@ -451,3 +451,60 @@ def test_after_done_the_next_commitment_is_selected_and_highlighted(
         assert highlighted() == [seeded["owed"]]
 
     drive(loop, window, scenario)
+
+
+def test_the_due_dialog_shows_its_whole_hint_and_names_its_time_zone(qtbot: Any) -> None:
+    from zoneinfo import ZoneInfo
+
+    from ui.review.work_panel import local_zone, zone_name
+
+    for required, edit_due in ((False, False), (True, False), (False, True)):
+        dialog = DueDialog(
+            None,
+            title="Edit due",
+            prompt="Move it",
+            ok_text="Move",
+            reason_required=required,
+            edit_due=edit_due,
+        )
+        qtbot.addWidget(dialog)
+        dialog.show()
+        hint = dialog.reason.placeholderText()
+        assert hint.startswith("Reason")
+        metrics = dialog.reason.fontMetrics()
+        assert dialog.reason.width() > metrics.horizontalAdvance(hint), hint
+        # The picker's zone is named where the picker shows (and only there).
+        assert dialog.zone.isVisible() == edit_due
+        assert dialog.zone.text().startswith("Time zone: ")
+        assert str(getattr(local_zone(), "key", "")) in dialog.zone.text()
+    berlin = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+    assert zone_name(ZoneInfo("Europe/Berlin"), berlin) == "Europe/Berlin (CET)"
+    assert zone_name(UTC, berlin) == "UTC"
+
+
+def test_a_due_given_in_a_zone_is_listed_in_that_zone_as_the_cli_lists_it(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, engine: Engine
+) -> None:
+    from zoneinfo import ZoneInfo
+
+    from app.cli.work import due_text as cli_due_text
+
+    new_york = datetime(2026, 12, 4, 9, 30, tzinfo=ZoneInfo("America/New_York"))
+    zoned = commit(engine, "Call the New York office", due=new_york)
+    plain = commit(engine, "Pay the invoice", due="2026-12-04T10:00:00Z")
+    work = window.work
+
+    async def scenario() -> None:
+        await open_work(window)
+        shown = {
+            int(work.model.item(r, 0).text()): work.model.item(r, 2).text()
+            for r in range(work.model.rowCount())
+        }
+        [row] = [c for c in listed(engine) if c["id"] == zoned]
+        assert shown[zoned] == "2026-12-04 09:30 America/New_York"
+        assert shown[zoned] == cli_due_text(row["due_at"], row["due_tz"])
+        # The control: no zone given, the desktop's, named.
+        local = datetime(2026, 12, 4, 10, 0, tzinfo=UTC).astimezone()
+        assert shown[plain] == local.strftime("%Y-%m-%d %H:%M %Z")
+
+    drive(loop, window, scenario)
