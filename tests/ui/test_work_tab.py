@@ -508,3 +508,16 @@ def test_a_due_given_in_a_zone_is_listed_in_that_zone_as_the_cli_lists_it(
         assert shown[plain] == local.strftime("%Y-%m-%d %H:%M %Z")
 
     drive(loop, window, scenario)
+
+
+def test_the_work_tab_counts_what_is_open(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, seeded: dict[str, int]
+) -> None:
+    async def scenario() -> None:
+        await open_work(window)
+        assert window.tabs.tabText(TAB_WORK) == "Work (3)"
+        assert window.work.select(seeded["late"])
+        await answer(window, "done", lambda d: d.reason.setText("sent"))
+        assert window.tabs.tabText(TAB_WORK) == "Work (2)"
+
+    drive(loop, window, scenario)

@@ -79,15 +79,62 @@ def size_columns(view: QtWidgets.QTableView, samples: Sequence[str]) -> None:
     metrics = view.fontMetrics()
     header = view.horizontalHeader()
     model = view.model()
+    floors: dict[int, int] = {}
+    stretches = False
     for column, sample in enumerate(samples):
         if column >= model.columnCount():
             break
         if not sample:
             header.setSectionResizeMode(column, QtWidgets.QHeaderView.ResizeMode.Stretch)
+            stretches = True
             continue
         title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
         width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(title))
         view.setColumnWidth(column, width + COLUMN_PADDING)
+        # A time stays whole (a cut one reads as another time); a word may be elided.
+        whole = sample == time_sample()
+        floor = max(metrics.horizontalAdvance(title), metrics.height() * 2)
+        floors[column] = (width if whole else min(width, floor)) + COLUMN_PADDING
+    if stretches:
+        ColumnFitter(view, floors)
+
+
+STRETCH_SHARE = 0.4
+"""The share of a list's width the stretching column (the summary, what is owed) keeps
+when the window is narrow or the scale large: the other columns give way first."""
+
+
+class ColumnFitter(QtCore.QObject):
+    """Keeps the stretching column readable: at 200 % the fixed columns kept their
+    widths and left the summary some 90 pixels ("custo…"). When they take more than
+    their share, each gives way toward its floor (its title, or two lines' height)
+    in proportion; it never widens one (a width the owner chose stays)."""
+
+    def __init__(self, view: QtWidgets.QTableView, floors: dict[int, int]) -> None:
+        super().__init__(view)
+        self._view = view
+        self._floors = floors
+        view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.Resize:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        view = self._view
+        room = int(view.viewport().width() * (1 - STRETCH_SHARE))
+        widths = {c: view.columnWidth(c) for c in self._floors}
+        total = sum(widths.values())
+        if total <= room or room <= 0:
+            return
+        floor_total = sum(min(self._floors[c], w) for c, w in widths.items())
+        spare = max(room - floor_total, 0)
+        give = total - floor_total
+        for column, width in widths.items():
+            floor = min(self._floors[column], width)
+            share = (width - floor) * spare // give if give else 0
+            view.setColumnWidth(column, floor + share)
 
 
 def select_row(view: QtWidgets.QTableView, row: int) -> None:

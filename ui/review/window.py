@@ -189,6 +189,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
     def _build(self) -> None:
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setObjectName("tabs")
+        # Every tab in view at any scale: narrower titles (elided) instead of scroll
+        # arrows, behind which the Work tab hid at 150 %.
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.views: dict[int, QtWidgets.QTableView] = {}
         self.row_menus: dict[int, RowMenu] = {}
         for tab, title in TAB_TITLES.items():
@@ -220,6 +224,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.tabs.insertTab(TAB_MESSAGES, self.messages, "Messages")
         self.work = WorkPanel(self._bridge, self._tasks, clock=self._clock)
         self.tabs.insertTab(TAB_WORK, self.work, "Work")
+        self.work.loaded.connect(self._refresh_work_title)
         self.work.dialog_opened.connect(self.dialog_opened)
         self.work.acted.connect(self._work_done)
         self.work.failed.connect(self._work_failed)
@@ -401,6 +406,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
                 shown = f"{count}+" if jlist.truncated else str(count)
                 self.tabs.setTabText(tab, f"{TAB_TITLES[tab]} ({shown})")
         self._update_list_note()
+
+    def _refresh_work_title(self) -> None:
+        """``Work (3)``: the open commitments (and proposed ones), as the lists count."""
+        self.tabs.setTabText(TAB_WORK, f"Work ({len(self.work.ids())})")
 
     def _update_list_note(self) -> None:
         jlist = self.lists.get(self.tabs.currentIndex())
