@@ -80,6 +80,10 @@ def test_a_narrow_window_keeps_the_summary_readable_and_every_tab_in_view(
     assert window.tabs.count() == TAB_WORK + 1  # the control: Work is among them
     for tab in range(window.tabs.count()):
         assert bar.rect().contains(bar.tabRect(tab)), window.tabs.tabText(tab)
+    # Room again: the columns get their widths back (a squeeze is not for good).
+    window.resize(1600, 800)
+    window.splitter.setSizes([1200, 400])
+    qtbot.waitUntil(lambda: view.columnWidth(1) == natural_kind)
 
 
 def test_size_splitter_and_columns_are_remembered(

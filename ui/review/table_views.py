@@ -107,13 +107,16 @@ when the window is narrow or the scale large: the other columns give way first."
 class ColumnFitter(QtCore.QObject):
     """Keeps the stretching column readable: at 200 % the fixed columns kept their
     widths and left the summary some 90 pixels ("custo…"). When they take more than
-    their share, each gives way toward its floor (its title, or two lines' height)
-    in proportion; it never widens one (a width the owner chose stays)."""
+    their share, the widest give way first, each down to its floor (its title, or two
+    lines' height), and get their widths back when there is room again. A width set by
+    anyone else (the owner's drag, the restored window state) is the new one to keep."""
 
     def __init__(self, view: QtWidgets.QTableView, floors: dict[int, int]) -> None:
         super().__init__(view)
         self._view = view
         self._floors = floors
+        self._natural = {c: view.columnWidth(c) for c in floors}
+        self._set: dict[int, int] = dict(self._natural)
         view.viewport().installEventFilter(self)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
@@ -123,18 +126,33 @@ class ColumnFitter(QtCore.QObject):
 
     def fit(self) -> None:
         view = self._view
+        for column in self._floors:
+            if view.columnWidth(column) != self._set.get(column):
+                self._natural[column] = view.columnWidth(column)  # chosen elsewhere
         room = int(view.viewport().width() * (1 - STRETCH_SHARE))
-        widths = {c: view.columnWidth(c) for c in self._floors}
-        total = sum(widths.values())
-        if total <= room or room <= 0:
+        if room <= 0:
             return
-        floor_total = sum(min(self._floors[c], w) for c, w in widths.items())
-        spare = max(room - floor_total, 0)
-        give = total - floor_total
-        for column, width in widths.items():
-            floor = min(self._floors[column], width)
-            share = (width - floor) * spare // give if give else 0
-            view.setColumnWidth(column, floor + share)
+        floors = {c: min(self._floors[c], w) for c, w in self._natural.items()}
+        level = _level(self._natural, floors, room)
+        for column, width in self._natural.items():
+            target = min(width, max(floors[column], level))
+            self._set[column] = target
+            view.setColumnWidth(column, target)
+
+
+def _level(natural: dict[int, int], floors: dict[int, int], room: int) -> int:
+    """The width no column need exceed for all to fit in ``room`` (widest cut first):
+    the largest level L with sum(min(natural, max(floor, L))) <= room."""
+    if sum(natural.values()) <= room:
+        return max(natural.values(), default=0)
+    low, high = 0, max(natural.values(), default=0)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(min(w, max(floors[c], mid)) for c, w in natural.items()) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def select_row(view: QtWidgets.QTableView, row: int) -> None:
