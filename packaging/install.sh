@@ -54,4 +54,23 @@ fi
 command -v update-desktop-database >/dev/null 2>&1 && update-desktop-database -q "$apps" || true
 command -v gtk-update-icon-cache >/dev/null 2>&1 \
     && gtk-update-icon-cache -q -t "$data/icons/hicolor" 2>/dev/null || true
-echo "MAMA is in your applications menu; your data stays where it was."
+
+# What the first start will do, or that an earlier install's memory is kept.
+chosen="$config/mama/data-folder"
+home="${MAMA_HOME:-$data/mama}"
+[ -s "$chosen" ] && home=$(cat "$chosen")
+if [ -e "$home/mama.db" ]; then
+    echo "MAMA is in your applications menu; your memory in $home stays as it was."
+else
+    echo "MAMA is in your applications menu; its first start creates your encrypted memory."
+fi
+
+# A command a shell cannot find is no command: say how to make it findable.
+case ":${PATH:-}:" in
+    *":$bin:"*) ;;
+    *)
+        echo "install.sh: $bin is not on your PATH, so a terminal does not find 'mama'." >&2
+        echo "  Add it: echo 'export PATH=\"\$HOME/.local/bin:\$PATH\"' >> ~/.profile" \
+            "(then log in again), or run $program" >&2
+        ;;
+esac

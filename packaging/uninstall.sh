@@ -25,6 +25,18 @@ fi
 rm -f "$config/autostart/mama.desktop"
 command -v update-desktop-database >/dev/null 2>&1 \
     && update-desktop-database -q "$data/applications" || true
+# install.sh's gtk-update-icon-cache left a cache of the icon folder: made again for
+# the icons that stay, or gone with the folders MAMA's icon alone was in.
+hicolor="$data/icons/hicolor"
+if [ -d "$hicolor" ]; then
+    if find "$hicolor" -type f ! -name icon-theme.cache | grep -q .; then
+        command -v gtk-update-icon-cache >/dev/null 2>&1 \
+            && gtk-update-icon-cache -q -t "$hicolor" 2>/dev/null || true
+    else
+        rm -f "$hicolor/icon-theme.cache"
+        find "$hicolor" -depth -type d -empty -exec rmdir {} \; 2>/dev/null || true
+    fi
+fi
 echo "MAMA is out of your menu and no longer starts at login."
 
 if [ "$remove_data" = yes ]; then

@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
+from app.telegram.pairing import CODE_TTL
 from mama_core.errors import MamaError
 from ui.icons import app_icon
 from ui.os_keyring import keyring_available
-from ui.qt import QtCore, QtWidgets, Signal
+from ui.qt import QtCore, QtGui, QtWidgets, Signal
 from ui.tasks import TaskGroup
 from ui.telegram_help import missing_token_note
 from ui.tray import Tray
@@ -46,6 +48,10 @@ BACKEND_NAMES = {
     "codex": "Codex",
     "local-gguf": "local model",
 }
+
+
+CODE_MARGIN = timedelta(minutes=2)
+"""A code with less time left than this is not shown again: a new one is made."""
 
 
 class AgentControl(QtCore.QObject):
@@ -76,6 +82,8 @@ class AgentControl(QtCore.QObject):
         self.tray = tray
         self.host: RuntimeHost | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._shown_code: tuple[str, datetime] | None = None
+        """The pairing code this app showed last, and when it expires."""
         self._tasks = tasks
         self._notify = notify
         self._notify_error = notify_error
@@ -216,23 +224,32 @@ class AgentControl(QtCore.QObject):
 
         owner = await host.paired_owner()
         if owner is not None:
+            self._shown_code = None  # paired (here or elsewhere): that code is spent
             await self._offer_unpair(host, box, owner)
             return
 
         def on_paired(owner: PairedOwner) -> None:
+            self._shown_code = None  # used: the next pairing needs a new one
             box.setText(f"Paired with {_who(owner)}. That chat is now your line to MAMA.")
             self.paired.emit(_who(owner))
 
         try:
-            code = await host.new_pair_code()
+            code, until = await self._pair_code(host)
         except MamaError as exc:  # paired meanwhile (from another process)
             box.deleteLater()
             self._notify("Pairing unavailable", exc.message)
             return
+        to = _bot_name(gateway.app.bot)
         box.setText(
-            "Send this message to your MAMA bot in Telegram within 10 minutes:\n\n"
+            f"Send this message to {to} in Telegram by {until:%H:%M}:\n\n"
             f"/pair {code}\n\nThat chat becomes the only one the agent listens to."
         )
+        copy = box.addButton("&Copy message", QtWidgets.QMessageBox.ButtonRole.ActionRole)
+        copy.setObjectName("pair_copy")
+        # An ActionRole button closes the box too; this one only copies.
+        copy.clicked.disconnect()
+        copy.clicked.connect(lambda: QtGui.QGuiApplication.clipboard().setText(f"/pair {code}"))
+        box.addButton(QtWidgets.QMessageBox.StandardButton.Close)
         gateway.paired_listeners.append(on_paired)
         self.pair_code_shown.emit(code)
         try:
@@ -241,6 +258,17 @@ class AgentControl(QtCore.QObject):
             gateway.paired_listeners.remove(on_paired)
             box.deleteLater()
         await self.refresh_status()
+
+    async def _pair_code(self, host: RuntimeHost) -> tuple[str, datetime]:
+        """The code this app showed last, while it has time left, else a new one, with
+        the local time it expires: opening the window again never outdates a code the
+        owner may already have typed."""
+        now = datetime.now().astimezone()
+        if self._shown_code is not None and now < self._shown_code[1] - CODE_MARGIN:
+            return self._shown_code
+        code = await host.new_pair_code()
+        self._shown_code = (code, now + CODE_TTL)
+        return self._shown_code
 
     async def _offer_unpair(
         self, host: RuntimeHost, box: QtWidgets.QMessageBox, owner: PairedOwner
@@ -265,6 +293,14 @@ class AgentControl(QtCore.QObject):
         self._notify("Telegram unpaired", f"{name} no longer reaches MAMA and was told so.")
         self.unpaired.emit(name)
         await self.refresh_status()
+
+
+def _bot_name(bot: Any) -> str:
+    """``@mama_bot``: the bot the code is for, once Telegram has said its name."""
+    try:
+        return f"@{bot.username}"
+    except RuntimeError:  # not connected yet: python-telegram-bot knows no name
+        return "your MAMA bot"
 
 
 def _who(owner: PairedOwner) -> str:

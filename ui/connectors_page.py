@@ -28,6 +28,7 @@ from mama_core.errors import MamaError
 from ui.palette import note_style
 from ui.qt import Qt, QtWidgets, Signal
 from ui.tasks import TaskGroup, await_dialog
+from ui.words import counted, listing
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +83,23 @@ SECRET_LABELS: dict[str, str] = {
 COLUMNS = ("Name", "Kind", "State", "Items", "Last poll", "Problem")
 
 
+def missing_secrets_line(name: str, missing: list[str], keyring_ok: bool) -> str:
+    """Why ``name`` cannot be added yet, and the one way to give what it lacks here: type
+    it (a keyring keeps it) or, with no keyring, the environment and a restart."""
+    labels = listing([SECRET_LABELS.get(k, k) for k in missing]).lower().replace("api", "API")
+    if keyring_ok:
+        return f"{name} needs its {labels}: type {'them' if len(missing) > 1 else 'it'} above."
+    variables = listing([admin.secret_variable(name, k) for k in missing])
+    return (
+        f"{name} needs its {labels}: set {variables} in MAMA's environment, then restart "
+        "MAMA so it reads them."
+    )
+
+
 def _when(health: Health | None) -> str:
     if health is None or health.last_poll_at is None:
         return "never"
-    return health.last_poll_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    return health.last_poll_at.astimezone().strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _problem(health: Health | None) -> str:
@@ -165,9 +179,10 @@ class ConnectorsPage(QtWidgets.QWidget):
 
         layout = QtWidgets.QVBoxLayout(self)
         note = QtWidgets.QLabel(
-            "MAMA reads these sources into its memory as untrusted observations. "
-            "Changes here take effect at once; a removed connector's items stay until "
-            "you purge them."
+            "MAMA reads what is new in these sources and keeps it as messages (the Messages "
+            "tab). What a message says is never taken as your instruction: the agent may "
+            "only propose memories from it, for you to review. Changes here take effect "
+            "at once; a removed connector's messages stay until you erase them."
         )
         note.setWordWrap(True)
         layout.addWidget(note)
@@ -296,7 +311,10 @@ class ConnectorsPage(QtWidgets.QWidget):
             edit.setObjectName(f"connector_secret_{key}")
             edit.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
             edit.setToolTip(help_lines.get(f"secret:{key}", key))
-            edit.setPlaceholderText("Kept in the OS keyring, never in a file")
+            # Greyed out without a keyring: no hint to type into it, the note says why.
+            edit.setPlaceholderText(
+                "Kept in the OS keyring, never in a file" if self._keyring_ok else ""
+            )
             edit.setEnabled(self._keyring_ok)
             self._secret_fields[key] = edit
             self.form.addRow(SECRET_LABELS.get(key, key), edit)
@@ -315,7 +333,9 @@ class ConnectorsPage(QtWidgets.QWidget):
             for k in self._secret_fields
         )
         self.keyring_note.setText(
-            f"No OS keyring here: set {variables} in MAMA's environment instead."
+            f"No OS keyring here, so these cannot be typed: set {variables} in MAMA's "
+            "environment, then restart MAMA (Quit from the tray, start it again) so it "
+            "reads them."
         )
 
     def kind_value(self) -> str:
@@ -388,7 +408,7 @@ class ConnectorsPage(QtWidgets.QWidget):
         field = self._option_fields[option]
         chosen = set(listed(field.text()))
         dialog = PickDialog(self, f"Choose {label}", choices, chosen)
-        self._say(f"{len(choices)} {label} to choose from.")
+        self._say(f"{counted(len(choices), label)} to choose from.")
         self.picker_opened.emit(dialog)
         accepted = await await_dialog(dialog) == QtWidgets.QDialog.DialogCode.Accepted
         picked = dialog.checked()
@@ -444,17 +464,14 @@ class ConnectorsPage(QtWidgets.QWidget):
             return
         typed = {k: f.text() for k, f in self._secret_fields.items() if f.text()}
         path, interval = self._path, float(self.interval.value())
+        keyring_ok = self._keyring_ok
 
         def add(store: ConnectorStore) -> tuple[Settings, list[Health], list[str]]:
             current = Settings.load(path)
             config = admin.new_connector(current, kind, name, options, interval_s=interval)
             missing = [k for k in admin.missing_secrets(config) if k not in typed]
             if missing:
-                labels = ", ".join(SECRET_LABELS.get(k, k) for k in missing)
-                variables = ", ".join(admin.secret_variable(name, k) for k in missing)
-                raise admin.ConnectorOptionError(
-                    f"{name} needs its {labels} (typed here, or set {variables})."
-                )
+                raise admin.ConnectorOptionError(missing_secrets_line(name, missing, keyring_ok))
             for key, value in typed.items():
                 admin.keep_secret(name, key, value)
             saved = admin.add_connector(current, config, path)

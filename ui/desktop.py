@@ -49,6 +49,11 @@ NOTIFY_COALESCE_MS = 50
 NO_TRAY_HINT = "This desktop shows no tray icons, so MAMA lives in this window: closing it quits."
 
 
+class WrongPassphrase(WrongKeyError):
+    """Every passphrase the owner typed was wrong (the same exit code as a wrong key,
+    but the message speaks of passphrases only, and the owner may try again)."""
+
+
 class Desktop(QtCore.QObject):
     """The running desktop app: tray, review window, settings, and the open memory."""
 
@@ -110,6 +115,9 @@ class Desktop(QtCore.QObject):
         self.tray.message_clicked.connect(self.open_notified)
         self._notified_proposal: int | None = None
         """The proposal the last notification named (None: several, or none)."""
+        self._unseen: list[int] = []
+        """Proposals announced since the owner last opened the review window."""
+        self._announcing = asyncio.Lock()
         if instance is not None:
             instance.show_requested.connect(self.show_review)
             instance.chat_requested.connect(self.show_chat)
@@ -134,19 +142,22 @@ class Desktop(QtCore.QObject):
         loop = asyncio.get_running_loop()
         self.errors.install(loop)
         try:
-            try:
-                settings = Settings.load(self.paths.settings)
-                memory = await self._open(settings)
-            except MamaError as exc:
-                log.warning("cannot start: %s: %s", exc.code, exc.message)
-                if self._quit.is_set():  # asked to quit while a dialog was open
-                    return 0
-                await self._fatal(exc.message)
-                return exc.exit_code
-            except Exception as exc:
-                log.error("cannot start", exc_info=exc)
-                await self._fatal(one_line(exc, self.log_path))
-                return exit_code_of(exc)
+            while True:
+                try:
+                    settings = Settings.load(self.paths.settings)
+                    memory = await self._open(settings)
+                    break
+                except MamaError as exc:
+                    log.warning("cannot start: %s: %s", exc.code, exc.message)
+                    if self._quit.is_set():  # asked to quit while a dialog was open
+                        return 0
+                    if await self._fatal(exc.message, retry=isinstance(exc, WrongPassphrase)):
+                        continue
+                    return exc.exit_code
+                except Exception as exc:
+                    log.error("cannot start", exc_info=exc)
+                    await self._fatal(one_line(exc, self.log_path))
+                    return exit_code_of(exc)
             if memory is None:  # the owner closed the first-run wizard, or quit meanwhile
                 return 0
             if self._quit.is_set():
@@ -168,12 +179,22 @@ class Desktop(QtCore.QObject):
             await self._shutdown()
             self.errors.uninstall(loop)
 
-    async def _fatal(self, message: str) -> None:
+    async def _fatal(self, message: str, *, retry: bool = False) -> bool:
+        """Show why MAMA cannot start; True if the owner chose Try again (offered
+        with ``retry``: the passphrase may have been mistyped)."""
         self.tray.hide()
         box = fatal_dialog(message)
         box.setWindowIcon(app_icon())
+        again = None
+        if retry:
+            again = box.addButton("Try again", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+            box.setDefaultButton(again)
         await self._show(box)
+        chosen = again is not None and box.clickedButton() is again and not self._quit.is_set()
         box.deleteLater()
+        if chosen:
+            self.tray.show()
+        return chosen
 
     async def _show(self, dialog: QtWidgets.QDialog) -> int:
         """Show one of the app's dialogs and wait for the owner's answer (Quit closes it)."""
@@ -261,23 +282,36 @@ class Desktop(QtCore.QObject):
                 if passphrase is not None:
                     raise
                 wrong = False
-            except WrongKeyError:
-                if passphrase is None or attempt == PASSPHRASE_ATTEMPTS:
-                    raise
+            except WrongKeyError as exc:
+                if passphrase is None:
+                    raise  # the key from MAMA_DB_KEY or the keyring: its message names them
+                if attempt == PASSPHRASE_ATTEMPTS:
+                    raise WrongPassphrase(
+                        f"None of the {PASSPHRASE_ATTEMPTS} passphrases you typed opens the "
+                        f"memory in {self.paths.home}. Check Caps Lock and the keyboard "
+                        "layout, then try again."
+                    ) from exc
                 wrong = True
-            passphrase = await self._ask_passphrase(wrong)
+            tries_left = PASSPHRASE_ATTEMPTS - attempt
+            passphrase = await self._ask_passphrase(wrong, tries_left)
             if self._quit.is_set():
                 return None
             if not passphrase:
                 raise KeyUnavailableError("No passphrase was given; the memory store stays closed.")
         raise AssertionError("unreachable")
 
-    async def _ask_passphrase(self, wrong: bool) -> str | None:
+    async def _ask_passphrase(self, wrong: bool, tries_left: int) -> str | None:
         dialog = QtWidgets.QInputDialog()
         dialog.setObjectName("passphrase_dialog")
         dialog.setWindowTitle("Passphrase")
+        tries = f"{tries_left} {'try' if tries_left == 1 else 'tries'} left"
         dialog.setLabelText(
-            ("That passphrase does not open the memory. " if wrong else "")
+            (
+                f"That passphrase does not open the memory ({tries}).\n"
+                "Check Caps Lock and the keyboard layout.\n\n"
+                if wrong
+                else ""
+            )
             + f"Passphrase for the memory in {self.paths.home}:"
         )
         dialog.setTextEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
@@ -322,28 +356,36 @@ class Desktop(QtCore.QObject):
         self._tasks.spawn(self._announce(sorted(added)))
 
     async def _announce(self, added: list[int]) -> None:
-        await self._refresh_waiting()
-        if not added or self.bridge is None:
-            return
-        from mama_core.memory import NotFoundError
+        async with self._announcing:  # one after the other: the count adds up in order
+            await self._refresh_waiting()
+            if added and self.bridge is not None:
+                await self._announce_proposals(self.bridge, added)
 
-        proposals: list[dict[str, Any]] = []
-        for judgment_id in added[:20]:
-            try:
-                record = (await self.bridge.dispatch("memory.read", {"id": judgment_id}))["record"]
-            except NotFoundError:
-                continue
-            if record.get("status") == "proposed":
-                proposals.append(record)
-        self._notified_proposal = int(proposals[0]["id"]) if len(proposals) == 1 else None
-        if len(proposals) == 1:
-            record = proposals[0]
+    async def _announce_proposals(self, bridge: EngineBridge, added: list[int]) -> None:
+        """One balloon for every proposal that arrived since the owner last looked: a
+        newer balloon replaces the one before, so it counts them all ("5 new"), not
+        only the last batch ("2 new")."""
+        from mama_core.memory import NotFoundError
+        from mama_core.memory.owner_reads import proposed_among
+
+        fresh = await bridge.read(lambda conn: proposed_among(conn, added))
+        self._unseen.extend(i for i in fresh if i not in self._unseen)
+        if not fresh:
+            return
+        self._notified_proposal = self._unseen[0] if len(self._unseen) == 1 else None
+        if len(self._unseen) > 1:
             self.notify(
-                "New proposal to review",
-                f"#{record['id']} [{record.get('kind')}] {record.get('summary', '')}",
+                "New proposals to review", f"{len(self._unseen)} new proposals are waiting."
             )
-        elif proposals:
-            self.notify("New proposals to review", f"{len(proposals)} new proposals are waiting.")
+            return
+        try:
+            record = (await bridge.dispatch("memory.read", {"id": self._unseen[0]}))["record"]
+        except NotFoundError:
+            return
+        self.notify(
+            "New proposal to review",
+            f"#{record['id']} [{record.get('kind')}] {record.get('summary', '')}",
+        )
 
     async def _refresh_waiting(self) -> None:
         if self.bridge is None:
@@ -361,6 +403,7 @@ class Desktop(QtCore.QObject):
             self._show_when_ready = True
             return
         first = self.window is None
+        self._unseen.clear()  # the owner looks: the next balloon counts afresh
         if first:
             self.probe.mark("review_requested")
         if self.window is None:
@@ -474,8 +517,29 @@ class Desktop(QtCore.QObject):
         self.agent.set_paused(paused)
 
     def open_data_folder(self) -> None:
+        """Open the data folder in the file manager; where no program opens folders
+        (a bare window manager), say so and offer to copy its path."""
         self.paths.home.mkdir(parents=True, exist_ok=True)
-        self.open_url(QtCore.QUrl.fromLocalFile(str(self.paths.home)))
+        if self.open_url(QtCore.QUrl.fromLocalFile(str(self.paths.home))):
+            return
+        self._tasks.spawn(self._offer_folder_path())
+
+    async def _offer_folder_path(self) -> None:
+        folder = str(self.paths.home)
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Information,
+            "Data folder",
+            f"No program on this desktop opens folders. MAMA's data folder is {folder}",
+            QtWidgets.QMessageBox.StandardButton.Close,
+        )
+        box.setObjectName("data_folder_dialog")
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        copy = box.addButton("&Copy path", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(copy)
+        await self._show(box)
+        if box.clickedButton() is copy:
+            QtGui.QGuiApplication.clipboard().setText(folder)
+        box.deleteLater()
 
     def open_settings(self) -> None:
         self._tasks.spawn(self.edit_settings())

@@ -40,7 +40,7 @@ def one_line(exc: BaseException, log_path: Path | None = None) -> str:
 def fatal_dialog(message: str) -> QtWidgets.QMessageBox:
     box = QtWidgets.QMessageBox(
         QtWidgets.QMessageBox.Icon.Critical,
-        "MAMA cannot start",
+        "Cannot start",  # the window manager adds " — MAMA"
         message,
         QtWidgets.QMessageBox.StandardButton.Close,
     )

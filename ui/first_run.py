@@ -41,6 +41,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_PASSPHRASE = 8
+ABOUT_MAMA = (
+    "MAMA is your personal work agent with a memory you can trust. It lives in the "
+    "system tray, talks with you, works through a coding agent, and remembers your "
+    "decisions, preferences and rules in an encrypted file on this computer; you review "
+    "what it learns."
+)
+TOKEN_PLACEHOLDER = "Bot token from @BotFather (leave empty to skip)"
 PAGE_KEY, PAGE_MEMORY, PAGE_TELEGRAM = range(3)
 
 
@@ -54,6 +61,10 @@ class KeyPage(QtWidgets.QWizardPage):
         self.setSubTitle(f"Your memory will be kept encrypted in {paths.home}.")
         self._paths = paths
         layout = QtWidgets.QVBoxLayout(self)
+        self.about = QtWidgets.QLabel(ABOUT_MAMA)
+        self.about.setObjectName("about_mama")
+        self.about.setWordWrap(True)
+        layout.addWidget(self.about)
         self.explain = QtWidgets.QLabel()
         self.explain.setObjectName("key_explain")
         self.explain.setWordWrap(True)
@@ -70,8 +81,12 @@ class KeyPage(QtWidgets.QWizardPage):
         self.again = QtWidgets.QLineEdit()
         self.again.setObjectName("passphrase_again")
         self.again.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        self.show_text = QtWidgets.QCheckBox("Show passphrase")
+        self.show_text.setObjectName("show_passphrase")
+        self.show_text.toggled.connect(self._show_toggled)
         form.addRow("Passphrase", self.passphrase)
         form.addRow("Again", self.again)
+        form.addRow("", self.show_text)
         self.fields = QtWidgets.QWidget()
         self.fields.setLayout(form)
         layout.addWidget(self.fields)
@@ -83,6 +98,12 @@ class KeyPage(QtWidgets.QWizardPage):
         self.passphrase.textChanged.connect(self._changed)
         self.again.textChanged.connect(self._changed)
         self.set_mode(use_keyring)
+
+    def _show_toggled(self, shown: bool) -> None:
+        """Both fields in clear text or both hidden: checking what was typed, or not."""
+        mode = QtWidgets.QLineEdit.EchoMode
+        for field in (self.passphrase, self.again):
+            field.setEchoMode(mode.Normal if shown else mode.Password)
 
     def set_mode(self, use_keyring: bool, why: str = "") -> None:
         """Keyring (nothing to type) or passphrase (typed twice)."""
@@ -206,7 +227,6 @@ class TelegramPage(QtWidgets.QWizardPage):
         self.token = QtWidgets.QLineEdit()
         self.token.setObjectName("telegram_token")
         self.token.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
-        self.token.setPlaceholderText("Bot token from @BotFather (leave empty to skip)")
         note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         if token_from_environment():
             note.setText(environment_token_note())
@@ -219,6 +239,8 @@ class TelegramPage(QtWidgets.QWizardPage):
         else:
             note.setText(no_keyring_token_note())
             self.token.setEnabled(False)
+        # A field that cannot be typed in offers no choice to skip: the note says why.
+        self.token.setPlaceholderText(TOKEN_PLACEHOLDER if self.token.isEnabled() else "")
         layout.addWidget(note)
         layout.addWidget(self.token)
         layout.addStretch(1)

@@ -44,6 +44,10 @@ BUILTIN_MODEL_LABELS: tuple[tuple[str, str], ...] = (
 """(setting value, label) for each built-in embedding model."""
 
 
+AGENT_SCOPES_LABEL = "Agent reads and saves in"
+"""The agent's scopes, said as what they allow (a "scope" is a named part of the memory)."""
+
+
 @dataclass(frozen=True)
 class SettingsChoice:
     """What the owner chose; ``None`` fields mean "leave as it is"."""
@@ -158,7 +162,7 @@ class SettingsDialog(QtWidgets.QDialog):
             "Where the agent may read and save, e.g. 'global, project:phoenix'; "
             "its saves go to the first."
         )
-        form.addRow("Agent scopes", self.agent_scopes)
+        form.addRow(AGENT_SCOPES_LABEL, self.agent_scopes)
         self.backend.currentIndexChanged.connect(self._backend_changed)
         self._backend_changed()
 
@@ -197,9 +201,14 @@ class SettingsDialog(QtWidgets.QDialog):
         self.budget.setObjectName("guidance_budget")
         self.budget.setRange(100, 100_000)
         self.budget.setSingleStep(100)
-        self.budget.setSuffix(" tokens")
+        self.budget.setToolTip(
+            "How much of your guidance (rules, preferences, workflows) goes to the agent "
+            "with each message; the most relevant first. A token is about ¾ of a word."
+        )
+        self.budget.valueChanged.connect(self._budget_words)
         self.budget.setValue(settings.guidance_budget_tokens)
-        form.addRow("Guidance budget", self.budget)
+        self._budget_words(self.budget.value())
+        form.addRow("Guidance per message", self.budget)
 
         self.autostart = QtWidgets.QCheckBox("Start MAMA when I log in")
         self.autostart.setObjectName("start_at_login")
@@ -265,6 +274,10 @@ class SettingsDialog(QtWidgets.QDialog):
         self.token.setPlaceholderText("The stored token will be forgotten")
         self.forget_token.setEnabled(False)
 
+    def _budget_words(self, tokens: int) -> None:
+        """Say the budget in words too: "1500 tokens (about 1,100 words)"."""
+        self.budget.setSuffix(f" tokens (about {round(tokens * 0.75, -2):,.0f} words)")
+
     def accept(self) -> None:
         """Close only with settings that are valid; otherwise say what is wrong."""
         try:
@@ -272,7 +285,7 @@ class SettingsDialog(QtWidgets.QDialog):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = str(first["loc"][0]) if first["loc"] else "settings"
-            label = {"agent_scopes": "Agent scopes"}.get(field, field)
+            label = {"agent_scopes": AGENT_SCOPES_LABEL}.get(field, field)
             self.problem.setText(f"{label}: {first['msg'].removeprefix('Value error, ')}.")
             self.problem.setVisible(True)
             return

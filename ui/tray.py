@@ -85,7 +85,7 @@ class Tray(QtCore.QObject):
         self.pause_action.setEnabled(False)  # until the agent runs here
         self.pair_action.setEnabled(False)
         self.menu.addSeparator()
-        self.settings_action = self.menu.addAction("Se&ttings…")
+        self.settings_action = self.menu.addAction("S&ettings…")  # T is Pair Telegram's
         self.settings_action.triggered.connect(self.settings_requested)
         self.folder_action = self.menu.addAction("Open &data folder")
         self.folder_action.triggered.connect(self.open_folder_requested)

@@ -24,7 +24,6 @@ STATUS_WORDS: dict[str, str] = {
 ACTION_WORDS: dict[str, str] = {
     "memory.save": "saved",
     "memory.retire": "retired",
-    "memory.restore": "restored",
     "memory.purge": "erased",
     "memory.link": "linked",
     "memory.update_outcome": "outcome recorded",
@@ -33,15 +32,24 @@ ACTION_WORDS: dict[str, str] = {
     "memory.search": "searched",
     "memory.quotes": "quoted",
     "memory.timeline": "timeline read",
+    "memory.restore": "restored",
+    "commitment.close": "marked done or dropped",
+    "commitment.reschedule": "due time changed",
+    "commitment.list": "commitments listed",
+    "owner.set_brief": "brief set",
+    "owner.set_timezone": "time zone set",
+    "owner.settings": "settings read",
+    "guidance.changes": "guidance changes read",
+    "observation.counts": "messages counted",
     "review.approve": "approved",
     "review.reject": "rejected",
     "tombstone.lift": "resaving allowed again",
     "tombstone.list": "blocks listed",
     "checkpoint.save": "checkpoint saved",
     "checkpoint.list": "checkpoints listed",
-    "observation.record": "observation recorded",
-    "observation.list": "observations listed",
-    "observation.read": "observation read",
+    "observation.record": "message kept",
+    "observation.list": "messages listed",
+    "observation.read": "message read",
 }
 
 ACTOR_WORDS: dict[str, str] = {
@@ -61,6 +69,16 @@ def status_word(status: str | None) -> str:
     """``stale`` → ``retired``, ``superseded`` → ``replaced``…"""
     value = str(status or "")
     return STATUS_WORDS.get(value, _fallback(value))
+
+
+def record_status_word(record: dict[str, Any]) -> str:
+    """A record's status in words; a commitment's says open, done or dropped: Done keeps
+    the record ``active`` (it is still true that it was done), so only its state tells."""
+    status = record.get("status")
+    terms = record.get("commitment")
+    if status == "active" and isinstance(terms, dict) and terms.get("state"):
+        return str(terms["state"])
+    return status_word(status)
 
 
 def action_word(action: str | None) -> str:
@@ -84,6 +102,19 @@ def actor_of(actor: Any) -> str:
     if isinstance(actor, dict):
         return actor_word(actor.get("kind"), actor.get("name"))
     return actor_word(str(actor or ""))
+
+
+def counted(count: int, plural: str) -> str:
+    """``1 board``, ``2 boards``: a count with its noun in the right number."""
+    singular = plural[:-1] if plural.endswith("s") and not plural.endswith("ss") else plural
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def listing(words: list[str]) -> str:
+    """``API key``, ``API key and token``, ``a, b and c``."""
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def local_time(iso: str | None) -> str:

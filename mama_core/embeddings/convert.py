@@ -300,7 +300,7 @@ def convert_bert_to_gguf(
             writer.write_ti_data_to_file()
             for done, item in enumerate(plan):
                 if progress is not None:
-                    progress(done, len(plan), f"writing {item.gguf_name}")
+                    progress(done, len(plan), "preparing the search model")
                 source = np.asarray(weights.get_tensor(item.source_name), dtype=np.float32)
                 qtype = gguf.GGMLQuantizationType[item.qtype]
                 writer.write_tensor_data(np.ascontiguousarray(gguf.quantize(source, qtype)))

@@ -134,9 +134,9 @@ def convert_e5_to_gguf(src: Path, out_path: Path, progress: Any = None) -> None:
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_ti_data_to_file()
-        for done, (gguf_name, source, shape, quantized) in enumerate(plan):
+        for done, (_gguf_name, source, shape, quantized) in enumerate(plan):
             if progress is not None:
-                progress(done, len(plan), f"writing {gguf_name}")
+                progress(done, len(plan), "preparing the search model")
             writer.write_tensor_data(_tensor_data(model, source, shape, quantized))
         writer.close()
         with tmp.open("rb+") as fh:

@@ -88,3 +88,34 @@ def _loads(text: str | None) -> dict[str, Any]:
     except ValueError:
         return {}
     return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def continued_by(conn: Connection, ids: list[int]) -> dict[int, int]:
+    """Of ``ids``, the records a later record carries on with the same words, each with
+    that record's id: a restore's copy (an undone approve, reject or retire) or a
+    commitment's next state (Done, Edit due). Such a record is an earlier state of one
+    memory, shown in its successor's history, not a memory of its own."""
+    if not ids:
+        return {}
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        "SELECT e.dst_id, max(e.src_id) FROM edges e "
+        "JOIN judgments s ON s.id = e.src_id JOIN judgments j ON j.id = e.dst_id "
+        f"WHERE e.kind = 'supersedes' AND e.dst_id IN ({marks}) AND s.kind = j.kind "
+        "AND s.summary IS j.summary AND s.topic IS j.topic AND s.details IS j.details "
+        "GROUP BY e.dst_id",
+        [int(i) for i in ids],
+    ).fetchall()
+    return {int(old): int(new) for old, new in rows}
+
+
+def proposed_among(conn: Connection, ids: list[int]) -> list[int]:
+    """Those of ``ids`` that are proposals, in order (the tray counts what arrived)."""
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        f"SELECT id FROM judgments WHERE status = 'proposed' AND id IN ({marks}) ORDER BY id",
+        [int(i) for i in ids],
+    ).fetchall()
+    return [int(r[0]) for r in rows]

@@ -81,6 +81,8 @@ def test_built_once_then_reused_with_progress(tmp_path: Path) -> None:
     first, model_id = ensure_e5_model_with_id(tmp_path, lambda *a: seen.append(a))
     assert seen[-1][0] == seen[-1][1] and seen[-1][2] == "done"
     assert seen[0][0] == 0 and len(seen) > 10
+    # Shown to a person (the wizard, the tray): words, not tensor names.
+    assert {what for _, _, what in seen[:-1]} == {"preparing the search model"}
     mtime = first.stat().st_mtime_ns
     again: list[tuple[int, int, str]] = []
     second, second_id = ensure_e5_model_with_id(tmp_path, lambda *a: again.append(a))

@@ -192,9 +192,7 @@ def test_a_bad_connector_is_refused_with_one_line_and_nothing_saved(
         page.option_field("channels").setText("#general, #launch")
         await act(page, page.add_button)
         assert page.status.property("error") is True
-        assert page.status.text() == (
-            "team needs its Token (typed here, or set MAMA_CONNECTOR_TEAM_TOKEN)."
-        )
+        assert page.status.text() == "team needs its token: type it above."
         assert Settings.load(paths.settings).connectors == ()
         assert memory_keyring.secrets == {}
         # A bad name: the same checks as the CLI's.
@@ -294,3 +292,53 @@ def test_boards_are_chosen_from_what_the_token_can_read(
         await page.aclose()
 
     loop.run_until_complete(scenario())
+
+
+def test_without_a_keyring_the_page_says_to_set_the_variables_and_restart(
+    paths: Paths, store: Store, loop: asyncio.AbstractEventLoop, qtbot: Any
+) -> None:
+    """No keyring (this test's): the secret fields are greyed out and offer nothing to
+    type; the note and the refusal name the variables and say MAMA must be restarted
+    to read them. Never "typed here" about a field that cannot be typed in."""
+    paths.home.mkdir(parents=True, exist_ok=True)
+
+    async def scenario() -> None:
+        dialog = await settings_dialog(
+            None, Settings(), paths.home, settings_path=paths.settings, store=store
+        )
+        qtbot.addWidget(dialog)
+        page = dialog.connectors_page
+        assert page is not None
+        page.kind.setCurrentIndex(page.kind.findData("trello"))
+        page.name.setText("work-trello")
+        for key in ("api_key", "token"):
+            field = page.secret_field(key)
+            assert not field.isEnabled() and field.placeholderText() == ""
+        note = page.keyring_note.text()
+        assert "MAMA_CONNECTOR_WORK_TRELLO_API_KEY" in note
+        assert "MAMA_CONNECTOR_WORK_TRELLO_TOKEN" in note and "restart MAMA" in note
+        page.option_field("boards").setText("Roadmap")
+        await act(page, page.add_button)
+        assert page.status.property("error") is True
+        assert page.status.text() == (
+            "work-trello needs its API key and token: set MAMA_CONNECTOR_WORK_TRELLO_API_KEY "
+            "and MAMA_CONNECTOR_WORK_TRELLO_TOKEN in MAMA's environment, then restart MAMA "
+            "so it reads them."
+        )
+        assert Settings.load(paths.settings).connectors == ()
+        await page.aclose()
+
+    loop.run_until_complete(scenario())
+
+
+def test_last_poll_names_its_time_zone() -> None:
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from ui.connectors_page import _when
+
+    polled = SimpleNamespace(last_poll_at=datetime(2026, 12, 1, 9, 30, tzinfo=UTC))
+    shown = _when(polled)  # type: ignore[arg-type]
+    zone = datetime(2026, 12, 1, 9, 30, tzinfo=UTC).astimezone().strftime("%Z")
+    assert shown.endswith(f" {zone}") and zone
+    assert _when(None) == "never"  # the control: no poll, no time

@@ -117,12 +117,58 @@ def test_tray_counts_and_announces_new_proposals(
     assert "Prefer tables" in text and "[preference]" in text
 
 
+def test_the_balloon_counts_every_proposal_since_the_owner_last_looked(
+    paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Proposals arriving in two batches (3, then 2): a balloon replaces the one before,
+    so the second says 5, not 2. Once the owner opens the review window the count
+    starts again (the control: a count that never resets would say 6)."""
+    desktop = Desktop(paths)
+
+    async def scenario() -> list[str]:
+        assert desktop.memory is not None
+        engine = desktop.memory.engine
+        notes: list[str] = []
+        desktop.notified.connect(lambda _title, text: notes.append(text))
+
+        async def batch(summaries: list[str]) -> str:
+            announced = asyncio.ensure_future(wait_signal(desktop.notified, 30))
+
+            def propose_all() -> None:
+                for summary in summaries:
+                    agent_propose(engine, summary)
+
+            await asyncio.to_thread(propose_all)
+            _title, text = await announced
+            return str(text)
+
+        await batch(["Prefer tables", "Use metric units", "Sign with initials"])
+        await wait_until(lambda: "3 new" in notes[-1], desktop.notified, 30)
+        await batch(["Answer in English", "Keep replies short"])
+        await wait_until(lambda: "5 new" in notes[-1], desktop.notified, 30)
+        loaded = asyncio.ensure_future(wait_signal(desktop.review_loaded, 30))
+        desktop.show_review()
+        await loaded
+        await batch(["Quote the ticket number"])
+        await wait_until(lambda: "Quote the ticket number" in notes[-1], desktop.notified, 30)
+        return notes
+
+    code, notes = run_desktop(loop, desktop, scenario)
+    assert code == 0
+    # However the proposals fell into batches, each balloon counts all so far.
+    counts = [int(note.split()[0]) for note in notes if "new proposals" in note]
+    assert counts == sorted(counts) and counts[-1] == 5, notes
+    assert notes[-1].endswith("Quote the ticket number")
+
+
 def test_tray_menu_opens_review_and_search_and_pauses(
     paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
 ) -> None:
     desktop = Desktop(paths)
     opened: list[QtCore.QUrl] = []
-    desktop.open_url = opened.append
+    desktop.open_url = lambda url: opened.append(url) or True  # a file manager opened it
+    dialogs: list[Any] = []
+    desktop.dialog_opened.connect(dialogs.append)
     pauses: list[bool] = []
     desktop.agent_pause_changed.connect(pauses.append)
 
@@ -149,9 +195,45 @@ def test_tray_menu_opens_review_and_search_and_pauses(
     assert code == 0
     assert pauses == [True, False]
     assert [url.toLocalFile() for url in opened] == [str(paths.home)]
+    assert dialogs == []  # opened: nothing to say
     # Quit closed the store: another process can open it now.
     with Store.open(paths.db, DbKey.from_secret(TEST_KEY_HEX)) as again:
         assert again.schema_version > 0
+
+
+def test_open_data_folder_without_a_file_manager_offers_to_copy_the_path(
+    paths: Paths, seeded: dict[str, int], keyed: None, loop: asyncio.AbstractEventLoop
+) -> None:
+    desktop = Desktop(paths)
+    desktop.open_url = lambda _url: False  # no program opens folders (a bare WM)
+
+    async def scenario() -> tuple[str, str]:
+        QtGui.QGuiApplication.clipboard().setText("something else")
+        opened = asyncio.ensure_future(wait_signal(desktop.dialog_opened, 30))
+        desktop.tray.folder_action.trigger()
+        (box,) = await opened
+        assert isinstance(box, QtWidgets.QMessageBox)
+        text = box.text()
+        copy = next(b for b in box.buttons() if b.text() == "&Copy path")
+        clipboard = QtGui.QGuiApplication.clipboard()
+        copy.click()
+        await wait_until(lambda: clipboard.text() != "something else", clipboard.dataChanged)
+        return text, clipboard.text()
+
+    code, (text, clipboard) = run_desktop(loop, desktop, scenario)
+    assert code == 0
+    assert "No program on this desktop opens folders" in text and str(paths.home) in text
+    assert clipboard == str(paths.home)
+
+
+def test_the_tray_menu_mnemonics_are_unique(paths: Paths, loop: asyncio.AbstractEventLoop) -> None:
+    """Alt+letter picks one entry: "Pair &Telegram…" and "Se&ttings…" shared T."""
+    desktop = Desktop(paths)
+    letters = [
+        a.text().split("&", 1)[1][0].lower() for a in desktop.tray.menu.actions() if "&" in a.text()
+    ]
+    assert len(letters) >= 6  # the control: the entries were read
+    assert len(letters) == len(set(letters)), letters
 
 
 def test_quit_from_the_tray_menu(
@@ -202,7 +284,7 @@ def fatal_start(
         app = asyncio.ensure_future(desktop.run())
         (box,) = await opened
         assert isinstance(box, QtWidgets.QMessageBox)
-        assert box.windowTitle() == "MAMA cannot start"
+        assert box.windowTitle() == "Cannot start"
         assert box.isVisible()
         text = box.text()
         box.button(QtWidgets.QMessageBox.StandardButton.Close).click()
@@ -271,6 +353,71 @@ def test_passphrase_store_asks_and_retries(
     assert (code, opened) == (0, True)
     assert len(prompts) == 2
     assert "does not open" not in prompts[0] and "does not open" in prompts[1]
+
+
+def test_three_wrong_passphrases_count_down_then_offer_to_try_again(
+    paths: Paths, embedder: GgufEmbedder, monkeypatch: pytest.MonkeyPatch, loop: Any
+) -> None:
+    """Each wrong try says how many are left; after the last, the dialog speaks of the
+    passphrase (not MAMA_DB_KEY or a keyring the owner never had) and Try again asks
+    afresh, and the right passphrase then opens the memory."""
+    with Store.open(paths.db, DbKey("correct horse battery", raw=False)):
+        pass
+    monkeypatch.setenv("MAMA_CACHE_DIR", str(paths.cache))
+    desktop = Desktop(paths)
+    prompts: list[str] = []
+    fatal: list[tuple[str, str, list[str]]] = []
+
+    def answer(dialog: Any) -> None:
+        if isinstance(dialog, QtWidgets.QMessageBox):
+            names = [b.text().replace("&", "") for b in dialog.buttons()]
+            fatal.append((dialog.windowTitle(), dialog.text(), names))
+            again = next(b for b in dialog.buttons() if b.text() == "Try again")
+            QtCore.QTimer.singleShot(0, again.click)
+            return
+        prompts.append(dialog.labelText())
+        right = len(prompts) == 4  # three wrong, then Try again and the right one
+        dialog.setTextValue("correct horse battery" if right else f"guess {len(prompts)}")
+        QtCore.QTimer.singleShot(0, dialog.accept)
+
+    desktop.dialog_opened.connect(answer)
+
+    async def scenario() -> bool:
+        return desktop.memory is not None
+
+    code, opened = run_desktop(loop, desktop, scenario)
+    assert (code, opened) == (0, True)
+    assert len(prompts) == 4
+    assert "does not open" not in prompts[0]
+    assert "(2 tries left)" in prompts[1] and "(1 try left)" in prompts[2]
+    assert "does not open" not in prompts[3]  # a fresh start after Try again
+    [(title, text, buttons)] = fatal
+    assert title == "Cannot start"  # the window manager adds " — MAMA"
+    assert "passphrase" in text and "MAMA_DB_KEY" not in text and "keyring" not in text
+    assert "\n" not in text
+    assert "Try again" in buttons and "Close" in buttons
+
+
+def test_closing_after_wrong_passphrases_exits_with_the_wrong_key_code(
+    paths: Paths, embedder: GgufEmbedder, monkeypatch: pytest.MonkeyPatch, loop: Any
+) -> None:
+    with Store.open(paths.db, DbKey("correct horse battery", raw=False)):
+        pass
+    monkeypatch.setenv("MAMA_CACHE_DIR", str(paths.cache))
+    desktop = Desktop(paths)
+
+    def answer(dialog: Any) -> None:
+        if isinstance(dialog, QtWidgets.QMessageBox):
+            close = dialog.button(QtWidgets.QMessageBox.StandardButton.Close)
+            QtCore.QTimer.singleShot(0, close.click)
+            return
+        dialog.setTextValue("not it at all")
+        QtCore.QTimer.singleShot(0, dialog.accept)
+
+    desktop.dialog_opened.connect(answer)
+    code = loop.run_until_complete(asyncio.wait_for(desktop.run(), 60))
+    assert code == WrongKeyError.exit_code
+    assert desktop.memory is None
 
 
 def test_tray_icons_for_each_state() -> None:

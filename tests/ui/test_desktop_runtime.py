@@ -22,7 +22,7 @@ from tests.ui.conftest import agent_propose, wait_signal, wait_until
 from tests.ui.test_desktop import run_desktop
 from ui.desktop import Desktop
 from ui.icons import TrayState
-from ui.qt import QtWidgets
+from ui.qt import QtGui, QtWidgets
 
 OWNER_CHAT, OWNER_USER = 4242, 77
 
@@ -91,6 +91,22 @@ def test_the_tray_runs_the_agent_pairs_telegram_and_pauses(
         (code,) = await shown
         box = boxes[-1]
         assert box.objectName() == "pair_dialog" and f"/pair {code}" in box.text()
+        assert "to @mama_test_bot in Telegram" in box.text()  # the bot the code is for
+        # Copy puts the message on the clipboard and leaves the window open.
+        clipboard = QtGui.QGuiApplication.clipboard()
+        clipboard.setText("")
+        copy = box.findChild(QtWidgets.QPushButton, "pair_copy")
+        assert copy is not None
+        copy.click()
+        await wait_until(lambda: clipboard.text() == f"/pair {code}", clipboard.dataChanged)
+        assert box.isVisible()
+        # Closed and opened again: the same code (one the owner may have typed already).
+        box.reject()
+        shown = asyncio.ensure_future(wait_signal(desktop.agent.pair_code_shown))
+        tray.pair_action.trigger()
+        assert await shown == (code,)
+        box = boxes[-1]
+        assert box.isVisible() and f"/pair {code}" in box.text()
         # The window stays while the owner pairs, and then says with whom.
         paired_in_tray = asyncio.ensure_future(wait_signal(desktop.agent.paired))
         paired = await owner_says(api, f"/pair {code}")

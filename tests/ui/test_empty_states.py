@@ -33,7 +33,7 @@ EXPECTED = {
     TAB_ALL: ("Nothing remembered yet", "mama remember", "Telegram"),
     TAB_RETIRED: ("Nothing retired", "retire", "reject"),
     TAB_AUDIT: ("No events yet", "Every change"),
-    TAB_MESSAGES: ("No messages kept yet", "Telegram", "purge"),
+    TAB_MESSAGES: ("No messages kept yet", "Telegram", "connectors", "Slack, mail", "purge"),
     TAB_WORK: ("Nothing open", "soonest due", "approve one"),
 }
 

@@ -10,6 +10,7 @@ import pytest
 
 from app.keys import KeyOrigin
 from app.paths import Paths
+from app.settings import Settings
 from mama_core.errors import WrongKeyError
 from mama_core.store import DbKey, Store
 from tests.conftest import TEST_KEY_HEX
@@ -188,3 +189,37 @@ def test_cancelling_after_the_store_was_made_leaves_none(
     assert loop.run_until_complete(whole()) == 0
     assert made == [True]
     assert not paths.db.exists()
+
+
+def test_the_key_page_says_what_mama_is_and_can_show_the_passphrase(
+    paths: Paths, qtbot: Any
+) -> None:
+    wizard = FirstRunWizard(paths, Settings())
+    qtbot.addWidget(wizard)
+    page = wizard.key_page
+    assert "personal work agent" in page.about.text()
+    page.passphrase.setText(PASSPHRASE)
+    page.again.setText(PASSPHRASE)
+    hidden = QtWidgets.QLineEdit.EchoMode.Password
+    assert page.passphrase.echoMode() == hidden and page.again.echoMode() == hidden
+    page.show_text.setChecked(True)
+    shown = QtWidgets.QLineEdit.EchoMode.Normal
+    assert page.passphrase.echoMode() == shown and page.again.echoMode() == shown
+    page.show_text.setChecked(False)
+    assert page.passphrase.echoMode() == hidden
+
+
+def test_a_token_field_that_cannot_be_typed_in_offers_no_skip(
+    paths: Paths, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No keyring here: the token field is greyed out, and says nothing about leaving
+    it empty; where a keyring works (the control) it offers to skip."""
+    from ui import first_run
+
+    wizard = FirstRunWizard(paths, Settings())
+    qtbot.addWidget(wizard)
+    token = wizard.telegram_page.token
+    assert not token.isEnabled() and token.placeholderText() == ""
+    keyed = first_run.TelegramPage(use_keyring=True)
+    qtbot.addWidget(keyed)
+    assert keyed.token.isEnabled() and "leave empty to skip" in keyed.token.placeholderText()

@@ -30,9 +30,10 @@ from tests.ui.test_review_window import act, bridge, drive, fill_dialog
 from ui.bridge import EngineBridge
 from ui.desktop import Desktop
 from ui.qt import Qt, QtWidgets
+from ui.review.models import ID_ROLE
 from ui.review.table_state import STATE_FILE
 from ui.review.undo_bar import UNDO_REASON
-from ui.review.window import TAB_ALL, TAB_PROPOSED, ReviewWindow
+from ui.review.window import TAB_ALL, TAB_PROPOSED, TAB_RETIRED, ReviewWindow
 
 __all__ = ["bridge", "keyed", "seeded"]
 
@@ -252,6 +253,65 @@ def test_undo_a_reject_puts_the_agents_proposal_back_in_proposed(
     assert_verifies(store)
 
 
+def test_the_undo_names_the_restored_record_and_retires_nothing(
+    window: ReviewWindow,
+    engine: Engine,
+    store: Store,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """Undo writes a copy under a new number: the bar promises no number, the message
+    after it names the copy, and the record it copies (superseded by the undo, or still
+    rejected) is an earlier state of the same proposal, not a retired memory."""
+    approved = agent_propose(engine, "Answer in short paragraphs")
+    rejected = agent_propose(engine, "Use metric units", applies_when="giving measurements")
+    retired_list = window.lists[TAB_RETIRED]
+
+    async def decide_and_undo(target: int, key: Qt.Key) -> dict[str, Any]:
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") is not None, window.detail_shown
+        )
+        assert window.select_id(target)
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == target, window.detail_shown
+        )
+        if key == Qt.Key.Key_R:
+            dialog = await fill_dialog(window, lambda: qtbot.keyClick(window, key))
+            dialog.reason.setText("not for this team")  # type: ignore[attr-defined]
+            await act(window, dialog.accept)
+            # The control: a reject does retire it until undone.
+            assert target in shown_ids(window.views[TAB_RETIRED])
+        else:
+            await act(window, lambda: qtbot.keyClick(window, key))
+        assert f"#{target}" in window.undo_bar.label.text()
+        assert "#" not in window.undo_bar.label.text().split("— Undo", 1)[1]
+        _, (receipt,) = await undo_with(window, window.undo_bar.trigger)
+        copy = int(receipt["judgment_id"])
+        await wait_until(lambda: copy in proposed_shown(window), window.lists_updated)
+        assert window.message.text() == f"Undone: #{target} is back in Proposed as #{copy}"
+        return receipt
+
+    async def scenario() -> None:
+        await wait_until(lambda: retired_list.loaded_once, window.lists_updated)
+        assert window.tabs.tabText(TAB_RETIRED) == "Retired (0)"
+        for target, key in ((approved, Qt.Key.Key_A), (rejected, Qt.Key.Key_R)):
+            await decide_and_undo(target, key)
+            assert retired_list.model.rowCount() == 0
+            assert window.tabs.tabText(TAB_RETIRED) == "Retired (0)"
+            assert target not in shown_ids(window.views[TAB_ALL])
+        # Read again from the store, not only patched: the same.
+        reloaded = asyncio.ensure_future(wait_signal(window.refreshed, 30))
+        window.refresh()
+        await reloaded
+        assert window.tabs.tabText(TAB_RETIRED) == "Retired (0)"
+        assert len(proposed_shown(window)) == 2
+
+    drive(loop, window, scenario)
+    # The control: the store keeps both originals, superseded and rejected.
+    assert status_of(store, approved) == "superseded"
+    assert status_of(store, rejected) == "rejected"
+
+
 def test_undo_an_approved_revision_brings_the_owners_rule_back(
     window: ReviewWindow,
     engine: Engine,
@@ -384,3 +444,33 @@ def owner() -> tuple[Any, Any]:
     from mama_core.memory import Grant, SessionFacts
 
     return SessionFacts.owner_cli(), Grant.owner()
+
+
+def test_after_a_decision_the_next_record_is_shown_and_highlighted(
+    window: ReviewWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    for n in range(3):
+        agent_propose(engine, f"Proposal number {n}")
+
+    def highlighted(view: QtWidgets.QTableView) -> list[int]:
+        rows = view.selectionModel().selectedRows()
+        return [int(i.siblingAtColumn(0).data(ID_ROLE)) for i in rows]
+
+    async def scenario() -> None:
+        await wait_until(lambda: window.current_record() is not None, window.detail_shown)
+        view = window.views[TAB_PROPOSED]
+        listed = shown_ids(view)
+        middle, following = listed[1], listed[2]
+        assert window.select_id(middle)
+        await wait_until(lambda: window.current_record()["id"] == middle, window.detail_shown)  # type: ignore[index]
+        assert highlighted(view) == [middle]  # the control: selecting highlights
+        await act(window, lambda: qtbot.keyClick(window, Qt.Key.Key_A))
+        await wait_until(
+            lambda: (window.current_record() or {}).get("id") == following, window.detail_shown
+        )
+        assert highlighted(view) == [following]
+
+    drive(loop, window, scenario)

@@ -476,6 +476,37 @@ def test_agent_saves_elsewhere_appear_without_polling(
     assert window.tabs.tabText(TAB_PROPOSED) == "Proposed (1)"
 
 
+def test_words_no_memory_has_are_noted_as_no_close_match(
+    window: ReviewWindow, engine: Engine, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Nonsense still finds the nearest memory in meaning; the page says it is no close
+    match. Words a memory does have (the control) show no such note."""
+    owner_save(engine, "Releases ship on Thursday afternoons", topic="releases")
+    owner_save(engine, "The office plant needs water on Mondays")
+    owner_save(engine, "The school band plays marimba and percussion")  # near in meaning
+
+    async def search(text: str) -> list[int]:
+        window.search_bar.search.setText(text)
+        searched = asyncio.ensure_future(wait_signal(window.searched))
+        window.search_now()
+        await searched
+        return ids_in(window, TAB_ALL)
+
+    async def scenario() -> None:
+        window.show_tab(TAB_ALL)
+        assert await search("release")
+        assert window.search_note.isHidden()
+        assert await search("xylophone quantum")  # something is shown…
+        assert not window.search_note.isHidden()  # …and said to be no close match
+        assert "No close match" in window.search_note.text()
+        assert await search("plant water")
+        assert window.search_note.isHidden()
+        await search("")  # the whole list, not a search: no note
+        assert window.search_note.isHidden()
+
+    drive(loop, window, scenario)
+
+
 def test_search_with_filters(
     window: ReviewWindow, engine: Engine, loop: asyncio.AbstractEventLoop
 ) -> None:

@@ -101,6 +101,8 @@ def test_settings_saved_and_start_at_login(
         seen["connectors"] = page is not None and page.isEnabled()
         dialog.backend.setCurrentIndex(dialog.backend.findData("claude-code"))
         dialog.budget.setValue(2500)
+        # Tokens said in words too, following the value.
+        assert dialog.budget.text() == "2500 tokens (about 1,900 words)"
         dialog.autostart.setChecked(True)
 
     async def scenario() -> None:
@@ -308,7 +310,9 @@ def test_agent_scopes_are_checked_before_the_dialog_closes(qtbot: Any, tmp_path:
     dialog.accept()
     assert dialog.isVisible() and dialog.result() != QtWidgets.QDialog.DialogCode.Accepted
     assert dialog.problem.isVisible()
-    assert dialog.problem.text().startswith("Agent scopes: a scope is 'global', 'user:NAME'")
+    assert dialog.problem.text().startswith(
+        "Agent reads and saves in: a scope is 'global', 'user:NAME'"
+    )
 
     dialog.agent_scopes.setText("project:phoenix, global")  # the control: a valid list
     dialog.accept()

@@ -37,6 +37,55 @@ def test_the_window_fits_the_screen_with_every_button_reachable(
         assert button.width() >= button.minimumSizeHint().width(), name
 
 
+def test_the_button_column_keeps_a_margin_from_the_window_edge(
+    window: ReviewWindow, qtbot: QtBot
+) -> None:
+    """The right-hand buttons and the detail pane stop short of the window's edge, as
+    the tabs on the left do of theirs."""
+    rights = [
+        button.mapTo(window, QtCore.QPoint(button.width(), 0)).x()
+        for button in window.buttons.values()
+    ]
+    assert len(rights) == 6  # the control: every button was measured
+    detail_right = window.detail.mapTo(window, QtCore.QPoint(window.detail.width(), 0)).x()
+    tabs_left = window.tabs.mapTo(window, QtCore.QPoint(0, 0)).x()
+    assert window.width() - max(rights) >= 6
+    assert window.width() - detail_right >= 6
+    assert tabs_left >= 6
+
+
+def test_a_narrow_window_keeps_the_summary_readable_and_every_tab_in_view(
+    window: ReviewWindow, qtbot: QtBot
+) -> None:
+    """What 200 % leaves (a 1920 x 1080 screen is 960 x 540 logical pixels): the fixed columns give
+    way so the summary keeps its share (it was about 90 px, "custo…"), and every tab,
+    Work included, is on the tab bar, not behind scroll arrows."""
+    from ui.review.data import TAB_ALL
+    from ui.review.table_views import COLUMN_PADDING, STRETCH_SHARE
+    from ui.review.window import TAB_WORK
+
+    window.show_tab(TAB_ALL)
+    view = window.views[TAB_ALL]
+    natural_kind = view.fontMetrics().horizontalAdvance("preference") + COLUMN_PADDING
+    window.resize(960, 540)
+    window.splitter.setSizes([576, 384])  # the window's own 3 : 2
+    qtbot.waitUntil(lambda: 0 < view.viewport().width() < 576)
+    summary = view.columnWidth(2)
+    # Its share, unless the whole times and the titles need more: never under a quarter.
+    assert summary >= int(view.viewport().width() * min(STRETCH_SHARE, 0.25)), summary
+    assert summary >= 2 * view.fontMetrics().horizontalAdvance("customer"), summary
+    assert view.columnWidth(1) < natural_kind  # the Kind column gave way
+    assert view.columnWidth(1) >= view.fontMetrics().horizontalAdvance("Kind")
+    bar = window.tabs.tabBar()
+    assert window.tabs.count() == TAB_WORK + 1  # the control: Work is among them
+    for tab in range(window.tabs.count()):
+        assert bar.rect().contains(bar.tabRect(tab)), window.tabs.tabText(tab)
+    # Room again: the columns get their widths back (a squeeze is not for good).
+    window.resize(1600, 800)
+    window.splitter.setSizes([1200, 400])
+    qtbot.waitUntil(lambda: view.columnWidth(1) == natural_kind)
+
+
 def test_size_splitter_and_columns_are_remembered(
     bridge: EngineBridge, qtbot: QtBot, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:

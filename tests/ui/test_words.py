@@ -122,3 +122,22 @@ def test_retired_and_replaced_records_read_as_words(
     assert all(row[1].endswith((" CET", " CEST")) for row in rows)
     assert not any("stale" in row[5] or "superseded" in row[5] for row in rows)
     assert window.tabs.tabText(TAB_AUDIT).startswith("Audit log")
+
+
+def test_every_catalog_action_has_a_word() -> None:
+    """The audit log and the detail pane name every action in words: "close" and
+    "reschedule" were the fallback's bare verbs."""
+    import mama_core.memory  # noqa: F401  (registers the catalog)
+    from mama_core.memory.dispatcher import REGISTRY
+    from ui.words import ACTION_WORDS
+
+    assert "memory.save" in REGISTRY and len(REGISTRY) > 20  # the control: it was read
+    assert sorted(set(REGISTRY) - set(ACTION_WORDS)) == []
+    assert action_word("commitment.close") == "marked done or dropped"
+    assert action_word("commitment.reschedule") == "due time changed"
+
+
+def test_an_undo_reads_as_one_in_the_record_history() -> None:
+    from ui.review.undo_bar import UNDO_REASON
+
+    assert "owner" not in UNDO_REASON and "Undo" in UNDO_REASON

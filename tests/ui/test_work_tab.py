@@ -23,7 +23,7 @@ from ui.bridge import EngineBridge
 from ui.palette import ATTENTION, DANGER
 from ui.qt import QtWidgets
 from ui.review.empty_state import EMPTY_WORK
-from ui.review.window import TAB_MESSAGES, TAB_WORK, ReviewWindow
+from ui.review.window import TAB_ALL, TAB_MESSAGES, TAB_RETIRED, TAB_WORK, ReviewWindow
 from ui.review.work_panel import DueDialog
 
 OWNER = SessionFacts.owner_cli()
@@ -363,3 +363,161 @@ def test_buttons_wait_for_a_selection(
     buttons: dict[str, QtWidgets.QPushButton] = window.work.buttons
     assert not any(b.isEnabled() for b in buttons.values())
     assert buttons["done"].toolTip() == "Select a commitment first"
+
+
+def test_a_closed_commitment_is_one_row_saying_done_and_retires_nothing(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, engine: Engine, seeded: dict[str, int]
+) -> None:
+    """Edit due then Done append two records and supersede two: the owner still has one
+    commitment, now done. All memories lists it once, reading "done" (not "active"), and
+    the Retired count does not move."""
+    work = window.work
+    everything = window.lists[TAB_ALL]
+    retired = window.lists[TAB_RETIRED]
+
+    def rows_for(summary: str) -> list[tuple[int, str]]:
+        model = everything.model
+        return [
+            (int(model.record(r)["id"]), model.data(model.index(r, 4)))
+            for r in range(model.rowCount())
+            if summary in str(model.data(model.index(r, 2)))
+        ]
+
+    async def scenario() -> None:
+        await open_work(window)
+        assert rows_for("Send Dana the deck") == [(seeded["late"], "open")]
+        retired_before = retired.model.rowCount()
+        assert window.tabs.tabText(TAB_RETIRED) == f"Retired ({retired_before})"
+
+        assert work.select(seeded["late"])
+        moved = await answer(window, "due", lambda d: d.no_due.setChecked(True))
+        assert moved is not None
+        assert work.select(int(moved[1]["judgment_id"]))
+        closed = await answer(window, "done", lambda d: d.reason.setText("sent"))
+        assert closed is not None
+        done_id = int(closed[1]["judgment_id"])
+        await wait_until(lambda: window.data.settled, window.lists_updated)
+
+        # The control: the store does hold the two earlier states, superseded.
+        found = engine.dispatch(
+            "memory.search",
+            {"query": "", "statuses": ["superseded"], "kinds": ["commitment"]},
+            OWNER,
+            OWNER_GRANT,
+        )
+        assert {r["id"] for r in found["results"]} == {
+            seeded["late"],
+            int(moved[1]["judgment_id"]),
+        }
+        assert rows_for("Send Dana the deck") == [(done_id, "done")]
+        assert retired.model.rowCount() == retired_before
+        assert window.tabs.tabText(TAB_RETIRED) == f"Retired ({retired_before})"
+
+        # After a reload too (not only when patched from the change-sets).
+        reloaded = asyncio.ensure_future(wait_signal(window.refreshed, 30))
+        window.refresh()
+        await reloaded
+        assert rows_for("Send Dana the deck") == [(done_id, "done")]
+        assert retired.model.rowCount() == retired_before
+
+        # The detail pane says it too.
+        window.show_tab(TAB_ALL)
+        shown = asyncio.ensure_future(wait_signal(window.detail_shown, 30))
+        assert window.select_id(done_id)
+        await shown
+        assert "commitment · done" in window.detail.toPlainText()
+
+    drive(loop, window, scenario)
+
+
+def test_after_done_the_next_commitment_is_selected_and_highlighted(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, seeded: dict[str, int]
+) -> None:
+    work = window.work
+
+    def highlighted() -> list[int]:
+        rows = work.view.selectionModel().selectedRows()
+        return [int(work.model.item(i.row(), 0).text()) for i in rows]
+
+    async def scenario() -> None:
+        await open_work(window)
+        assert work.ids() == [seeded["late"], seeded["soon"], seeded["owed"]]
+        assert work.select(seeded["soon"])
+        assert highlighted() == [seeded["soon"]]
+        await answer(window, "done", lambda d: d.reason.setText("reviewed"))
+        current = work.current()
+        # The one after it, not the first of the list.
+        assert current is not None and current["id"] == seeded["owed"]
+        assert highlighted() == [seeded["owed"]]
+
+    drive(loop, window, scenario)
+
+
+def test_the_due_dialog_shows_its_whole_hint_and_names_its_time_zone(qtbot: Any) -> None:
+    from zoneinfo import ZoneInfo
+
+    from ui.review.work_panel import local_zone, zone_name
+
+    for required, edit_due in ((False, False), (True, False), (False, True)):
+        dialog = DueDialog(
+            None,
+            title="Edit due",
+            prompt="Move it",
+            ok_text="Move",
+            reason_required=required,
+            edit_due=edit_due,
+        )
+        qtbot.addWidget(dialog)
+        dialog.show()
+        hint = dialog.reason.placeholderText()
+        assert hint.startswith("Reason")
+        metrics = dialog.reason.fontMetrics()
+        assert dialog.reason.width() > metrics.horizontalAdvance(hint), hint
+        # The picker's zone is named where the picker shows (and only there).
+        assert dialog.zone.isVisible() == edit_due
+        assert dialog.zone.text().startswith("Time zone: ")
+        assert str(getattr(local_zone(), "key", "")) in dialog.zone.text()
+    berlin = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+    assert zone_name(ZoneInfo("Europe/Berlin"), berlin) == "Europe/Berlin (CET)"
+    assert zone_name(UTC, berlin) == "UTC"
+
+
+def test_a_due_given_in_a_zone_is_listed_in_that_zone_as_the_cli_lists_it(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, engine: Engine
+) -> None:
+    from zoneinfo import ZoneInfo
+
+    from app.cli.work import due_text as cli_due_text
+
+    new_york = datetime(2026, 12, 4, 9, 30, tzinfo=ZoneInfo("America/New_York"))
+    zoned = commit(engine, "Call the New York office", due=new_york)
+    plain = commit(engine, "Pay the invoice", due="2026-12-04T10:00:00Z")
+    work = window.work
+
+    async def scenario() -> None:
+        await open_work(window)
+        shown = {
+            int(work.model.item(r, 0).text()): work.model.item(r, 2).text()
+            for r in range(work.model.rowCount())
+        }
+        [row] = [c for c in listed(engine) if c["id"] == zoned]
+        assert shown[zoned] == "2026-12-04 09:30 America/New_York"
+        assert shown[zoned] == cli_due_text(row["due_at"], row["due_tz"])
+        # The control: no zone given, the desktop's, named.
+        local = datetime(2026, 12, 4, 10, 0, tzinfo=UTC).astimezone()
+        assert shown[plain] == local.strftime("%Y-%m-%d %H:%M %Z")
+
+    drive(loop, window, scenario)
+
+
+def test_the_work_tab_counts_what_is_open(
+    loop: asyncio.AbstractEventLoop, window: ReviewWindow, seeded: dict[str, int]
+) -> None:
+    async def scenario() -> None:
+        await open_work(window)
+        assert window.tabs.tabText(TAB_WORK) == "Work (3)"
+        assert window.work.select(seeded["late"])
+        await answer(window, "done", lambda d: d.reason.setText("sent"))
+        assert window.tabs.tabText(TAB_WORK) == "Work (2)"
+
+    drive(loop, window, scenario)

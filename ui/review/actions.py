@@ -35,7 +35,8 @@ VERBS: dict[str, str] = {
 
 
 def receipt_line(action: str, receipt: Receipt) -> str:
-    """``Approved #12 (active) · event 40``: what the message line says after an action."""
+    """``Approved #12 (active)``: what the message line says after an action (the event
+    number is the log's, not the owner's: the Audit log tab shows it)."""
     status = receipt.get("status")
     extra = ""
     if receipt.get("observations_purged"):
@@ -47,7 +48,6 @@ def receipt_line(action: str, receipt: Receipt) -> str:
     return (
         f"{VERBS.get(action, action_word(action).capitalize())} #{receipt.get('judgment_id')}"
         + (f" ({status_word(status)})" if status else "")
-        + f" · event {receipt.get('event_id')}"
         + extra
     )
 

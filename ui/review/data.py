@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 from ui.qt import QtCore, Signal
 from ui.queries import scope_names
 from ui.review.audit_list import AuditList
-from ui.review.lists import ACTIVE_GUIDANCE, ALL_MEMORIES, PROPOSED, RETIRED, JudgmentList
+from ui.review.lists import (
+    ACTIVE_GUIDANCE,
+    ALL_MEMORIES,
+    PROPOSED,
+    RETIRED,
+    JudgmentList,
+    mark_continued,
+)
 from ui.review.models import ProposedTableModel, RetiredTableModel
 
 if TYPE_CHECKING:
@@ -145,6 +152,7 @@ class ReviewData(QtCore.QObject):
                 await jlist.reload()
         else:
             records = {i: await self._read(i) for i in sorted(ids)}
+            await mark_continued(self._bridge, (r for r in records.values() if r is not None))
             for jlist in self.lists.values():
                 if not jlist.apply(records):
                     await jlist.reload()  # ranked by search words: only recall can place it

@@ -12,7 +12,14 @@ from html import escape
 from typing import Any
 
 from ui.palette import MUTED, WAITING_BACKGROUND, status_colour
-from ui.words import action_word, actor_of, actor_word, local_time, status_word
+from ui.words import (
+    action_word,
+    actor_of,
+    actor_word,
+    local_time,
+    record_status_word,
+    status_word,
+)
 
 TURN_WORDS: dict[str, str] = {
     "owner_message": "in a turn you started with a message",
@@ -98,7 +105,7 @@ def record_html(result: dict[str, Any]) -> str:
         _row(
             "Kind / status",
             f"{escape(str(record.get('kind', '')))} · "
-            f"{_badge(status_word(status), status_colour(status))}",
+            f"{_badge(record_status_word(record), status_colour(status))}",
         ),
         _row("Scopes", escape(", ".join(record.get("scopes") or []) or "(none)")),
     ]

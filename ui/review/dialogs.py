@@ -14,6 +14,12 @@ from mama_core.model import GUIDANCE_KINDS, KINDS
 from ui.qt import Qt, QtWidgets
 
 
+def fit_placeholder(field: QtWidgets.QLineEdit) -> None:
+    """Wide enough to show its whole placeholder: a cut one reads as a different hint."""
+    metrics = field.fontMetrics()
+    field.setMinimumWidth(metrics.horizontalAdvance(field.placeholderText()) + 4 * metrics.height())
+
+
 class ReasonDialog(QtWidgets.QDialog):
     """Asks why (required), and optionally "don't let it come back"."""
 
@@ -36,6 +42,7 @@ class ReasonDialog(QtWidgets.QDialog):
         self.reason = QtWidgets.QLineEdit()
         self.reason.setObjectName("reason")
         self.reason.setPlaceholderText("Reason (kept in the audit log)")
+        fit_placeholder(self.reason)
         layout.addWidget(self.reason)
         self.forbid = QtWidgets.QCheckBox(forbid_text or "")
         self.forbid.setObjectName("forbid_resave")

@@ -46,8 +46,9 @@ EMPTY_AUDIT = (
     "purge) is logged here, newest first."
 )
 EMPTY_MESSAGES = (
-    "No messages kept yet.\n\nWhat you send MAMA on Telegram and its replies are kept here "
-    "as they arrived; you can purge any of them for good."
+    "No messages kept yet.\n\nWhat you send MAMA on Telegram and its replies, and what "
+    "your connectors read from Slack, mail or Trello (Settings → Connectors), are kept "
+    "here as they arrived; you can purge any of them for good."
 )
 
 EMPTY_WORK = (

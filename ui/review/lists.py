@@ -10,6 +10,7 @@ knows where a changed record ranks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,8 @@ class ListSpec:
     def admits(self, record: dict[str, Any]) -> bool:
         """Whether ``record`` belongs in this list by status (or a change waiting on it),
         kind and scope."""
+        if is_earlier_state(record):
+            return False
         waiting = self.pending_changes and bool(record.get("pending_change"))
         if record.get("status") not in self.statuses and not waiting:
             return False
@@ -73,6 +76,27 @@ class ListSpec:
         scopes: tuple[str, ...] | None,
     ) -> ListSpec:
         return replace(self, query=query, statuses=statuses, kinds=kinds, scopes=scopes)
+
+
+def is_earlier_state(record: dict[str, Any]) -> bool:
+    """A record a later one carries on with the same words (``continued_by``, set by
+    ``mark_continued``): a commitment before Done or Edit due, a proposal before its
+    approve or reject was undone. It is a step in one memory's history (the detail
+    pane's), not a memory of its own: listing it would show one memory several times
+    and count every Done or Undo as a retired memory."""
+    return record.get("continued_by") is not None and record.get("status") in RETIRED_STATUSES
+
+
+async def mark_continued(bridge: EngineBridge, records: Iterable[dict[str, Any]]) -> None:
+    """Set ``continued_by`` on the retired ``records`` a later record carries on."""
+    from mama_core.memory.owner_reads import continued_by
+
+    retired = {int(r["id"]): r for r in records if r.get("status") in RETIRED_STATUSES}
+    if not retired:
+        return
+    found = await bridge.read(lambda conn: continued_by(conn, sorted(retired)))
+    for old, new in found.items():
+        retired[old]["continued_by"] = new
 
 
 PROPOSED = ListSpec(statuses=("proposed",), pending_changes=True)
@@ -115,8 +139,11 @@ class JudgmentList(QtCore.QObject):
             rows = await self._with_changed_records(rows)
             if generation != self._generation:
                 return False
+        await mark_continued(self._bridge, rows)
+        if generation != self._generation:
+            return False
         self.truncated = len(rows) >= self.spec.limit
-        self.model.set_rows(rows)
+        self.model.set_rows(row for row in rows if not is_earlier_state(row))
         self.loaded_once = True
         self.updated.emit()
         return True

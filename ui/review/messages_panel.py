@@ -197,6 +197,6 @@ class MessagesPanel(QtWidgets.QWidget):
         except MamaError as exc:
             self.note.setText(exc.message)
             return
-        self.note.setText(f"Erased message #{row['id']} · event {receipt.get('event_id')}")
+        self.note.setText(f"Erased message #{row['id']}")
         await self.load()
         self.purged.emit(receipt)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from ui.palette import status_colour
 from ui.qt import Qt, QtCore, QtGui, Signal
 from ui.queries import AuditEntry
-from ui.words import action_word, local_time, status_word
+from ui.words import action_word, local_time, record_status_word
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """The judgment (or event) id of a row."""
@@ -55,6 +55,10 @@ class JudgmentTableModel(_ColumnsModel):
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("#", "Kind", "Summary", "Scopes", "Status", "Recorded")
 
+    removing = Signal(int)
+    """This row is about to go (before any view's selection model moves its current
+    row away from it, which ``rowsAboutToBeRemoved`` comes too late to see)."""
+
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[dict[str, Any]] = []
@@ -83,6 +87,7 @@ class JudgmentTableModel(_ColumnsModel):
         at = self.row_of(judgment_id)
         if at is None:
             return False
+        self.removing.emit(at)
         self.beginRemoveRows(_ROOT, at, at)
         del self._rows[at]
         self.endRemoveRows()
@@ -145,7 +150,7 @@ class JudgmentTableModel(_ColumnsModel):
         if column == 3:
             return ", ".join(row.get("scopes") or [])
         if column == 4:
-            return status_word(row.get("status"))
+            return record_status_word(row)
         return local_time(row.get("recorded_at"))
 
 

@@ -79,15 +79,80 @@ def size_columns(view: QtWidgets.QTableView, samples: Sequence[str]) -> None:
     metrics = view.fontMetrics()
     header = view.horizontalHeader()
     model = view.model()
+    floors: dict[int, int] = {}
+    stretches = False
     for column, sample in enumerate(samples):
         if column >= model.columnCount():
             break
         if not sample:
             header.setSectionResizeMode(column, QtWidgets.QHeaderView.ResizeMode.Stretch)
+            stretches = True
             continue
         title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
         width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(title))
         view.setColumnWidth(column, width + COLUMN_PADDING)
+        # A time stays whole (a cut one reads as another time); a word may be elided.
+        whole = sample == time_sample()
+        floor = max(metrics.horizontalAdvance(title), metrics.height() * 2)
+        floors[column] = (width if whole else min(width, floor)) + COLUMN_PADDING
+    if stretches:
+        ColumnFitter(view, floors)
+
+
+STRETCH_SHARE = 0.4
+"""The share of a list's width the stretching column (the summary, what is owed) keeps
+when the window is narrow or the scale large: the other columns give way first."""
+
+
+class ColumnFitter(QtCore.QObject):
+    """Keeps the stretching column readable: at 200 % the fixed columns kept their
+    widths and left the summary some 90 pixels ("custo…"). When they take more than
+    their share, the widest give way first, each down to its floor (its title, or two
+    lines' height), and get their widths back when there is room again. A width set by
+    anyone else (the owner's drag, the restored window state) is the new one to keep."""
+
+    def __init__(self, view: QtWidgets.QTableView, floors: dict[int, int]) -> None:
+        super().__init__(view)
+        self._view = view
+        self._floors = floors
+        self._natural = {c: view.columnWidth(c) for c in floors}
+        self._set: dict[int, int] = dict(self._natural)
+        view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.Resize:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        view = self._view
+        for column in self._floors:
+            if view.columnWidth(column) != self._set.get(column):
+                self._natural[column] = view.columnWidth(column)  # chosen elsewhere
+        room = int(view.viewport().width() * (1 - STRETCH_SHARE))
+        if room <= 0:
+            return
+        floors = {c: min(self._floors[c], w) for c, w in self._natural.items()}
+        level = _level(self._natural, floors, room)
+        for column, width in self._natural.items():
+            target = min(width, max(floors[column], level))
+            self._set[column] = target
+            view.setColumnWidth(column, target)
+
+
+def _level(natural: dict[int, int], floors: dict[int, int], room: int) -> int:
+    """The width no column need exceed for all to fit in ``room`` (widest cut first):
+    the largest level L with sum(min(natural, max(floor, L))) <= room."""
+    if sum(natural.values()) <= room:
+        return max(natural.values(), default=0)
+    low, high = 0, max(natural.values(), default=0)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(min(w, max(floors[c], mid)) for c, w in natural.items()) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def select_row(view: QtWidgets.QTableView, row: int) -> None:

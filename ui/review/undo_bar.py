@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 UNDO_MS = 8000
 """How long the bar offers an undo (Gmail offers 5 to 30 s)."""
-UNDO_REASON = "undone by the owner"
+UNDO_REASON = "taken back with Undo"
+"""The reason an undo records: the event reads "restored by you: taken back with Undo"."""
 UNDO_ACTION = "memory.restore"
 UNDOABLE: dict[str, str] = {
     "review.approve": "puts it back in Proposed",
@@ -60,6 +61,20 @@ async def undo(bridge: EngineBridge, action: str, done: Done) -> list[dict[str, 
         payload = {"id": judgment_id, "reason": UNDO_REASON}
         receipts.append(await bridge.dispatch(UNDO_ACTION, payload))
     return receipts
+
+
+def undone_line(receipts: list[dict[str, Any]]) -> str:
+    """What the message line says after an undo, naming the records as they are now:
+    ``Undone: #8 is back in Proposed as #11`` (the undo appends a copy, a new number)."""
+    where = {"proposed": "back in Proposed", "active": "active again"}
+    if len(receipts) == 1:
+        (receipt,) = receipts
+        state = where.get(str(receipt.get("status")), "restored")
+        return (
+            f"Undone: #{receipt.get('restored_from')} is {state} as #{receipt.get('judgment_id')}"
+        )
+    copies = ", ".join(f"#{r.get('judgment_id')}" for r in receipts)
+    return f"Undone: {len(receipts)} records restored, as {copies}"
 
 
 class UndoBar(QtWidgets.QFrame):

@@ -35,13 +35,19 @@ from ui.review.data import (
 from ui.review.detail_html import record_html
 from ui.review.empty_state import add_empty_states, work_empty_state
 from ui.review.messages_panel import MessagesPanel
-from ui.review.models import ID_ROLE, RECORD_ROLE
+from ui.review.models import ID_ROLE, RECORD_ROLE, JudgmentTableModel
 from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
 from ui.review.settings_changes import SettingsChangesPanel
 from ui.review.table_state import DEFAULT_SIZE, WindowState, fit_to_screen
-from ui.review.table_views import judgment_samples, make_table_view, select_row, time_sample
-from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable
+from ui.review.table_views import (
+    judgment_samples,
+    make_table_view,
+    select_row,
+    source_row,
+    time_sample,
+)
+from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable, undone_line
 from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
 
@@ -78,6 +84,11 @@ TAB_TITLES: dict[int, str] = {
 }
 
 Work = Callable[[], Awaitable[dict[str, Any] | None]]
+
+NO_CLOSE_MATCH = (
+    "No close match: no memory has these words. Below are the nearest in meaning, which "
+    "may be unrelated."
+)
 
 MULTI_SELECT_TABS = (TAB_PROPOSED, TAB_GUIDANCE, TAB_ALL)
 """Lists where several rows can be approved, rejected or retired at once."""
@@ -135,6 +146,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._detail_generation = 0
         self._busy = False
         self._kept: dict[QtWidgets.QTableView, int | None] = {}
+        self._removed_at: dict[QtWidgets.QTableView, int | None] = {}
         self.data = ReviewData(bridge, self._tasks, self)
         self.lists: dict[int, JudgmentList] = self.data.lists
         self.audit = self.data.audit
@@ -170,6 +182,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         for jlist in self.lists.values():
             jlist.updated.connect(self._refresh_titles)
         everything = self.lists[TAB_ALL]
+        everything.updated.connect(self._update_search_note)
         everything.updated.connect(lambda: self.searched.emit(everything.spec.query))
 
     # --- layout -----------------------------------------------------------------
@@ -177,6 +190,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
     def _build(self) -> None:
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setObjectName("tabs")
+        # Every tab in view at any scale: narrower titles (elided) instead of scroll
+        # arrows, behind which the Work tab hid at 150 %.
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.views: dict[int, QtWidgets.QTableView] = {}
         self.row_menus: dict[int, RowMenu] = {}
         for tab, title in TAB_TITLES.items():
@@ -196,6 +213,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
             model = view.model()  # the sorting proxy over ``source``
             model.modelAboutToBeReset.connect(partial(self._keep_current, view))
             model.modelReset.connect(partial(self._follow_reset, view))
+            # Approve, Reject or Retire removes the selected row: Qt moves the current
+            # row elsewhere and leaves it unselected (shown, not highlighted).
+            if isinstance(source, JudgmentTableModel):
+                source.removing.connect(partial(self._note_removed_current, view))
+                source.rowsRemoved.connect(partial(self._select_next_row, view))
             self.row_menus[tab] = RowMenu(view, self._row_buttons, self.buttons_updated)
             self.views[tab] = view
             page: QtWidgets.QWidget = view
@@ -208,6 +230,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.tabs.insertTab(TAB_MESSAGES, self.messages, "Messages")
         self.work = WorkPanel(self._bridge, self._tasks, clock=self._clock)
         self.tabs.insertTab(TAB_WORK, self.work, "Work")
+        self.work.loaded.connect(self._refresh_work_title)
         self.work.dialog_opened.connect(self.dialog_opened)
         self.work.acted.connect(self._work_done)
         self.work.failed.connect(self._work_failed)
@@ -255,7 +278,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
         splitter.setStretchFactor(1, 2)
         central = QtWidgets.QWidget()
         central_layout = QtWidgets.QVBoxLayout(central)
-        central_layout.setContentsMargins(0, 0, 0, 0)
+        # The style's margin at the sides: the right-hand buttons must not touch the
+        # window's edge (the style's metric follows the screen's scale).
+        pm = QtWidgets.QStyle.PixelMetric
+        side = max(self.style().pixelMetric(pm.PM_LayoutRightMargin), 6)
+        central_layout.setContentsMargins(side, 0, side, 0)
         central_layout.addWidget(splitter, 1)
         self.undo_bar = UndoBar(self)
         central_layout.addWidget(self.undo_bar)
@@ -324,8 +351,22 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.search_bar = SearchBar()
         self.search_bar.changed.connect(self._search)
         layout.addWidget(self.search_bar)
+        self.search_note = QtWidgets.QLabel(NO_CLOSE_MATCH)
+        self.search_note.setObjectName("search_note")
+        self.search_note.setWordWrap(True)
+        self.search_note.setStyleSheet(note_style("muted"))
+        self.search_note.hide()
+        layout.addWidget(self.search_note)
         layout.addWidget(view, 1)
         return page
+
+    def _update_search_note(self) -> None:
+        """Words that no memory contains still find the nearest in meaning, however far:
+        say so, or nonsense shows an unrelated memory as if it matched."""
+        jlist = self.lists[TAB_ALL]
+        rows = [jlist.model.record(r) or {} for r in range(jlist.model.rowCount())]
+        by_words = any({"bm25", "trigram"} & set(row.get("found_by") or ()) for row in rows)
+        self.search_note.setVisible(jlist.spec.ranked and bool(rows) and not by_words)
 
     @staticmethod
     def _placeholder(text: str) -> str:
@@ -399,6 +440,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
                 self.tabs.setTabText(tab, f"{TAB_TITLES[tab]} ({shown})")
         self._update_list_note()
 
+    def _refresh_work_title(self) -> None:
+        """``Work (3)``: the open commitments (and proposed ones), as the lists count."""
+        self.tabs.setTabText(TAB_WORK, f"Work ({len(self.work.ids())})")
+
     def _update_list_note(self) -> None:
         jlist = self.lists.get(self.tabs.currentIndex())
         if jlist is not None and jlist.truncated:
@@ -437,6 +482,23 @@ class ReviewWindow(QtWidgets.QMainWindow):
         if view is None or view.selectionModel().hasSelection() or view.model().rowCount() == 0:
             return
         select_row(view, max(view.currentIndex().row(), 0))
+
+    def _note_removed_current(self, view: QtWidgets.QTableView, at: int) -> None:
+        """Before the model removes its row ``at``: where the current row was, if it is
+        the one going (the selection model moves it away as the removal starts)."""
+        index = view.currentIndex()
+        removed = index.isValid() and source_row(view, index) == at
+        self._removed_at[view] = index.row() if removed else None
+
+    def _select_next_row(self, view: QtWidgets.QTableView, *_args: object) -> None:
+        """The row that took the removed current one's place (the next record, as in a
+        mail client), or the last, made current and highlighted."""
+        at = self._removed_at.pop(view, None)
+        rows = view.model().rowCount()
+        if at is not None and rows:
+            select_row(view, min(at, rows - 1))
+        elif view.currentIndex().isValid() and not view.selectionModel().hasSelection():
+            select_row(view, view.currentIndex().row())
 
     def _keep_current(self, view: QtWidgets.QTableView) -> None:
         index = view.currentIndex()
@@ -680,12 +742,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
         if not undoable(action, done.done):
             return
         pairs = list(done.done)
-        ids = ", ".join(f"#{receipt.get('judgment_id')}" for _, receipt in pairs)
         single = len(pairs) == 1 and not done.failed
         text = receipt_line(action, pairs[0][1]) if single else done.summary()
+        # No number after "Undo": the undo writes a copy under a new one (said after it).
         self.undo_bar.offer(
-            f"{text} — Undo {UNDOABLE[action]} ({ids})",
-            partial(self._start_undo, action, pairs),
+            f"{text} — Undo {UNDOABLE[action]}", partial(self._start_undo, action, pairs)
         )
 
     def _start_undo(self, action: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
@@ -708,11 +769,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         finally:
             self._busy = False
             self._update_buttons()
-        last = receipts[-1] if receipts else {}
-        self.show_message(
-            f"Undone: {len(pairs)} {'action' if len(pairs) == 1 else 'actions'} taken back · "
-            f"event {last.get('event_id')}"
-        )
+        self.show_message(undone_line(receipts))
         self.undone.emit(action, receipts)
 
     async def _run_action(self, action: str, work: Work, record: dict[str, Any] | None) -> None:

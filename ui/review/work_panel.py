@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from mama_core.errors import MamaError
 from ui.palette import ATTENTION, DANGER, MUTED
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
-from ui.review.dialogs import ok_cancel_buttons
+from ui.review.dialogs import fit_placeholder, ok_cancel_buttons
 from ui.review.models import SORT_ROLE
 from ui.review.table_views import (
     current_record,
@@ -32,7 +32,6 @@ from ui.review.table_views import (
     time_sample,
 )
 from ui.tasks import TaskGroup, await_dialog
-from ui.words import local_time
 
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
@@ -72,6 +71,28 @@ def local_zone() -> tzinfo:
     except (ZoneInfoNotFoundError, ValueError):
         zone = datetime.now().astimezone().tzinfo
         return zone if zone is not None else UTC
+
+
+def zone_name(zone: tzinfo, when: datetime) -> str:
+    """``Europe/Berlin (CET)``: the zone by name and as the clock shows it then."""
+    short = when.astimezone(zone).strftime("%Z")
+    name = str(getattr(zone, "key", "") or short)
+    return name if short in ("", name) else f"{name} ({short})"
+
+
+def due_text(row: dict[str, Any]) -> str:
+    """A commitment's due in the zone it was given in (as ``mama work`` shows it), with
+    the zone named; without one, in the desktop's."""
+    due = parse_due(row.get("due_at"))
+    if due is None:
+        return ""
+    name = str(row.get("due_tz") or "")
+    try:
+        if name:
+            return f"{due.astimezone(ZoneInfo(name)):%Y-%m-%d %H:%M} {name}"
+    except (ZoneInfoNotFoundError, ValueError):
+        pass
+    return due.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def parse_due(value: object) -> datetime | None:
@@ -138,10 +159,12 @@ class DueDialog(QtWidgets.QDialog):
                 QtCore.QTime(start.hour, start.minute),
             )
         )
+        self.zone = QtWidgets.QLabel(f"Time zone: {zone_name(local_zone(), start)}")
+        self.zone.setObjectName("due_zone")
         self.no_due = QtWidgets.QCheckBox("No due time")
         self.no_due.setObjectName("no_due")
         self.no_due.toggled.connect(lambda off: self.due.setEnabled(not off))
-        for widget in (self.due, self.no_due):
+        for widget in (self.due, self.zone, self.no_due):
             widget.setVisible(edit_due)
             layout.addWidget(widget)
         self.reason = QtWidgets.QLineEdit()
@@ -151,6 +174,7 @@ class DueDialog(QtWidgets.QDialog):
             if reason_required
             else "Reason, if you like (kept in the audit log)"
         )
+        fit_placeholder(self.reason)
         layout.addWidget(self.reason)
         self.ok_button = ok_cancel_buttons(self, layout, ok_text)
         self.reason.textChanged.connect(self._check)
@@ -312,6 +336,7 @@ class WorkPanel(QtWidgets.QWidget):
             self.note.setText(exc.message)
             return
         current = self.current()
+        position = max(self.view.currentIndex().row(), 0)
         self._rows = list(result["commitments"])
         self.redraw()
         self.loaded_once = True
@@ -319,7 +344,8 @@ class WorkPanel(QtWidgets.QWidget):
         if kept is not None and kept in self.ids():
             self.select(kept)
         elif self._rows and not self.view.selectionModel().hasSelection():
-            select_row(self.view, 0)
+            # The one closed is gone: the row that took its place, as a mail client does.
+            select_row(self.view, min(position, self.view.model().rowCount() - 1))
         else:
             self._show_current()
         self.loaded.emit()
@@ -334,7 +360,7 @@ class WorkPanel(QtWidgets.QWidget):
             cells = (
                 str(row["id"]),
                 state_word(row, overdue),
-                local_time(str(row["due_at"])) if due else "no due time",
+                due_text(row) if due else "no due time",
                 str(row.get("summary") or ""),
                 who(row),
             )
@@ -441,7 +467,7 @@ class WorkPanel(QtWidgets.QWidget):
     def _detail_html(self, row: dict[str, Any], sources: list[dict[str, Any]]) -> str:
         overdue = is_overdue(row, self._clock())
         due = parse_due(row.get("due_at"))
-        when = "no due time" if due is None else local_time(str(row["due_at"]))
+        when = "no due time" if due is None else due_text(row)
         if due is not None and row.get("due_tz"):
             when += f" (given in {escape(str(row['due_tz']))})"
         mark = f" <b style='color:{DANGER.on()}'>Overdue</b>" if overdue else ""
@@ -503,10 +529,7 @@ class WorkPanel(QtWidgets.QWidget):
                 self.note.setText(f"Not done: {exc.message}")
                 self.failed.emit(name, exc.message)
                 return
-            self.note.setText(
-                f"{VERBS[action]}: #{row['id']} {row.get('summary', '')} "
-                f"(event {receipt.get('event_id')})"
-            )
+            self.note.setText(f"{VERBS[action]}: #{row['id']} {row.get('summary', '')}")
             await self.load()
             if action == "reschedule" and receipt.get("judgment_id") is not None:
                 self.select(int(receipt["judgment_id"]))

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from mama_core.memory import plain_search
+from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
@@ -34,7 +35,7 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
     """Run memory.search for ``call``; ``env.recall()`` gives hybrid recall (made on first use)."""
     inp = call.input
     if not inp.query.strip():
-        return plain_search.search(conn, call)
+        return _with_terms(conn, plain_search.search(conn, call))
     statuses = ["active"]
     if inp.statuses is not None:
         statuses = sorted({s.value for s in inp.statuses})
@@ -56,7 +57,17 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
     hits = env.recall().search(query)
     provenance = _provenance(conn, [hit.id for hit in hits])
     results = [_hit_dict(hit, grant, provenance.get(hit.id, {})) for hit in hits]
-    return {"results": results, "count": len(results)}
+    return _with_terms(conn, {"results": results, "count": len(results)})
+
+
+def _with_terms(conn: Connection, found: dict[str, Any]) -> dict[str, Any]:
+    """Each commitment hit with its terms (who owes whom by when, open, done or
+    dropped), as ``memory.read`` gives them: a done commitment's status is ``active``,
+    and only its state says it is closed."""
+    for hit in found.get("results", []):
+        if hit.get("kind") == "commitment":
+            hit["commitment"] = terms_dict(conn, int(hit["id"]))
+    return found
 
 
 def _provenance(conn: Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
