@@ -1,6 +1,6 @@
 """Retrieval quality of MAMA's recall on LoCoMo and LongMemEval files.
 
-    python -m bench.retrieval locomo PATH [--json OUT]
+    python -m bench.retrieval locomo PATH [--json OUT] [--builtin MODEL]
     python -m bench.retrieval longmemeval PATH [--json OUT]
         [--methods fused,episode,prf,…] [--method LABEL=PRESET:field=value,…]
         [--cached-only]
@@ -250,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("path", type=Path)
     parser.add_argument("--json", type=Path, dest="json_out", help="write all results here")
     parser.add_argument("--model-cache", type=Path, default=None, help="GGUF model cache folder")
+    parser.add_argument(
+        "--builtin", default=None, help="a built-in embedding model by name (default: MAMA's)"
+    )
     parser.add_argument("--methods", default=None, help="presets to run, comma-separated")
     parser.add_argument(
         "--method", action="append", default=[], help="LABEL=PRESET:field=value,… (repeatable)"
@@ -263,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     methods = choose_methods(args.methods, args.method)
 
     model_cache = args.model_cache or Path(platformdirs.user_cache_dir("mama")) / "models"
-    embedder = CachedEmbedder(load_embedder(None, model_cache))
+    embedder = CachedEmbedder(load_embedder(None, model_cache, builtin=args.builtin))
     skipped: list[str] = []
     if args.dataset == "locomo":
         cases = list(locomo_cases(args.path))
