@@ -110,9 +110,15 @@ def test_export_into_a_missing_folder_says_so(mama: Mama, tmp_path: Path) -> Non
 def test_a_zero_byte_store_is_refused_not_reinitialised(
     tmp_path: Path, model_cache_dir: Path
 ) -> None:
+    """A store that held data and was truncated to 0 bytes (its chain anchor still beside
+    it) is refused by every command; a 0-byte file with no such trace is an older
+    MAMA's unfinished first open, made anew (tests/mama_core/store/test_empty_store_file.py)."""
     home = tmp_path / "home"
-    home.mkdir()
+    made = run_mama(home, "remember", "Quinces need frost", "--kind", "fact", cache=model_cache_dir)
+    assert made.returncode == 0, made.stderr
     (home / "mama.db").write_bytes(b"")
+    for leftover in home.glob("mama.db-*"):  # the WAL and shared memory: truncated too
+        leftover.unlink()
     for args in (["search", "anything"], ["remember", "x", "--kind", "fact"], ["doctor"]):
         result = run_mama(home, *args, cache=model_cache_dir)
         assert result.returncode == NotADatabaseError.exit_code, result.stderr
