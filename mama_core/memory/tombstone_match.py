@@ -374,7 +374,8 @@ def _substitution(retired: str, candidate: str) -> str | None:
     A paraphrase rewords or reorders ("Demos run on the staging server"); a new fact
     keeps the sentence and swaps what it is about. So when everything but one run
     of at most ``SUBSTITUTION_MAX`` words is the same, in the same order, around at
-    least two shared content words, the swap is what the save says: let it through.
+    least one shared content word ("Deploy from main" after "Deploy from the release
+    branch"), the swap is what the save says: let it through.
     A synonym swapped in place ("remain" for "stay") passes too; the matcher errs
     towards saving, and the owner can retire it again. Texts in different scripts
     share no words and are never held here.
@@ -389,7 +390,7 @@ def _substitution(retired: str, candidate: str) -> str | None:
     if i2 - i1 > SUBSTITUTION_MAX or j2 - j1 > SUBSTITUTION_MAX:
         return None
     kept = {w for op in changes if op[0] == "equal" for w in old[op[1] : op[2]]}
-    if len(kept - STOPWORDS) < 2 or _said_alike(old[i1:i2]) == _said_alike(new[j1:j2]):
+    if len(kept - STOPWORDS) < 1 or _said_alike(old[i1:i2]) == _said_alike(new[j1:j2]):
         return None
     return f"a swapped word ({' '.join(old[i1:i2])} -> {' '.join(new[j1:j2])})"
 
