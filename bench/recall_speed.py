@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, samples in stages.items():
             s50 = percentiles(samples)[0]
             print(
-                f"{'':>8} preset {name} ({PRESETS[name].fusion_version.split(' vmin=0.15 ')[-1]}) "
+                f"{'':>8} preset {name} ({PRESETS[name].fusion_version.split(' script-v1 ')[-1]}) "
                 f"p50 {s50:.2f} ms (+{s50 - f50:.2f} over default)"
             )
     recall.close()

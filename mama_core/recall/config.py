@@ -139,6 +139,8 @@ class RecallConfig:
                 parts.append("vmin=model")
             elif self.vector_min_score > 0:
                 parts.append(f"vmin={self.vector_min_score:g}")
+        if self.cross_script and self.vector_weight > 0 and self.lexical_enabled:
+            parts.append("script-v1")
         if self.recency_weight > 0:
             parts.append(f"recency={self.recency_weight:g}/{self.recency_half_life_days:g}d")
         if self.topic_weight > 0:
@@ -155,8 +157,6 @@ class RecallConfig:
             )
         if self.when_weight > 0:
             parts.append(f"when-v1={self.when_weight:g}/depth={self.when_depth}")
-        if self.cross_script and self.vector_weight > 0 and self.lexical_enabled:
-            parts.append("script-v1")
         return " ".join(parts)
 
     def with_changes(self, **changes: Any) -> RecallConfig:

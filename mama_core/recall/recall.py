@@ -84,6 +84,8 @@ class Recall:
         self._opened: list[Connection] = []
         self._executor: ThreadPoolExecutor | None = None
         self._script_of: dict[int, str | None] = {}
+        # Its own lock: a search over a shared connection holds ``_lock`` throughout.
+        self._script_lock = threading.Lock()
 
     @contextlib.contextmanager
     def _connection(self) -> Generator[Connection, None, None]:
@@ -252,17 +254,17 @@ class Recall:
     def _scripts(self, conn: Connection, ids: Sequence[int]) -> dict[int, str | None]:
         """Each judgment's dominant script (``recall.scripts``), kept per id: a judgment's
         text never changes (a purge empties it, and the predicate then drops it)."""
-        with self._lock:
+        with self._script_lock:
             missing = [i for i in ids if i not in self._script_of]
         if missing:
             marks = ",".join("?" * len(missing))
             found = conn.execute(
                 f"SELECT id, summary FROM judgments WHERE id IN ({marks})", missing
             ).fetchall()
-            with self._lock:
+            with self._script_lock:
                 for jid, summary in found:
                     self._script_of[int(jid)] = dominant_script(str(summary or ""))
-        with self._lock:
+        with self._script_lock:
             return {i: self._script_of.get(i) for i in ids}
 
     def _worker(self) -> ThreadPoolExecutor:

@@ -11,9 +11,12 @@ from tests.mama_core.recall.world import World
 
 
 def test_presets_and_version() -> None:
-    assert FUSION_VERSION == "rrf-v1 k=10 depth=100 arms=bm25x1+trigramx1+vectorx1 vmin=0.15"
+    assert FUSION_VERSION == (
+        "rrf-v1 k=10 depth=100 arms=bm25x1+trigramx1+vectorx1 vmin=model script-v1"
+    )
     assert PRESETS["bm25_only"].fusion_version.endswith("arms=bm25x1+trigramx1")
-    assert PRESETS["vector_only"].fusion_version.endswith("arms=vectorx1 vmin=0.15")
+    assert PRESETS["vector_only"].fusion_version.endswith("arms=vectorx1 vmin=model")
+    assert RecallConfig(vector_min_score=0.3).fusion_version.endswith("vmin=0.3 script-v1")
     assert "recency=1/30d" in preset("recent").fusion_version
     with pytest.raises(KeyError, match="known"):
         preset("fastest")
