@@ -25,8 +25,16 @@ test: setup lint typecheck pytest
 # uv is given the interpreter itself (sys.executable), not the path of the command:
 # a pyenv shim (~/.pyenv/shims/python3) is a shell script, which uv never finds equal
 # to the interpreter .venv was made from, so it removed and rebuilt .venv on every run.
+#
+# llama-cpp-python is source only (it compiles llama.cpp, about 7 minutes), and uv
+# compiled it again for every checkout sharing its cache. So uv installs the rest and
+# packaging/llama_wheel.py installs the wheel built once per machine (in
+# ~/.cache/mama/wheels, keyed by version, CPU and build flags), building it only
+# when no checkout here has.
 setup: $(UV)
-	$(UV) sync --frozen --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')"
+	$(UV) sync --frozen --no-install-package llama-cpp-python \
+	  --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')"
+	$(TOOLS)/bin/python packaging/llama_wheel.py ensure --uv $(UV) --venv .venv
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
