@@ -658,7 +658,7 @@ _QUOTED = re.compile(
 _SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?<=\d\.)[^\n.!?]*)*(?:[.!?]+|\n|$)")
 _VOCATIVE = re.compile(
     r"^\s*(?:(?:hi|hey|hello|dear|hallo|liebe|lieber|hej|salut|bonjour|coucou|hola|buenas)\s+)?"
-    r"(?:@(?P<handle>[\w.-]+)|(?P<name>[A-ZÄÖÜÉÁ][a-zäöüßéèáíóúñ]+(?:\s[A-Z]\.)?))\s*[,:!]",
+    r"(?:@(?P<handle>[\w.-]+)\s*[,:!]?|(?P<name>[A-ZÄÖÜÉÁ][a-zäöüßéèáíóúñ]+(?:\s[A-Z]\.)?)\s*[,:!])",
     re.IGNORECASE,
 )
 _CLAUSE_BREAK = re.compile(r",?\s+(?:but|aber|mais|pero|though|doch)\s", re.IGNORECASE)
