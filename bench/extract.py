@@ -1,6 +1,6 @@
 """Precision and recall of the no-model commitment finder on its labelled corpus.
 
-    python -m bench.extract [--corpus DIR] [--misses] [--json OUT]
+    python -m bench.extract [--corpus DIR] [--misses] [--sample JSONL] [--json OUT]
 
 The corpus (``tests/mama_core/extraction_corpus/*.jsonl``) holds owner-style Slack,
 mail and Trello messages in English, German, French and Spanish, about half of them
@@ -19,6 +19,10 @@ Scoring, per message:
 
 Prints a table (overall, per language, per split) and ends with the line
 ``commitments precision=… recall=…; dates precision=… recall=…``.
+
+``--sample`` reads unlabelled items (JSONL with ``text`` and optionally ``author``,
+``channel``, ``at``) and prints how many commitments would be proposed per 100 items:
+the review load, e.g. on the 236 hostile items of ``tests/app/injection/corpus.jsonl``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from zoneinfo import ZoneInfo
 from mama_core.extraction import FoundCommitment, Message, find_commitments
 from mama_core.extraction.dates import DAY_END
 
+UTC_ZONE = ZoneInfo("UTC")
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "mama_core" / "extraction_corpus"
 
 
@@ -216,14 +221,35 @@ def report(tallies: dict[str, Tally], misses: bool = False) -> str:
     return "\n".join(lines)
 
 
+def per_hundred(path: Path, zone: ZoneInfo = UTC_ZONE) -> tuple[int, int]:
+    """(items, commitments found) over the unlabelled items of ``path``."""
+    items = found = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row: dict[str, Any] = json.loads(line)
+        at = datetime.fromisoformat(row.get("at") or "2026-12-02T10:00:00+00:00")
+        message = Message(str(row["text"]), str(row.get("author") or "someone"), at)
+        items += 1
+        found += len(find_commitments(message, zone))
+    return items, found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.extract", description=__doc__)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--misses", action="store_true", help="list every wrong or missed case")
+    parser.add_argument("--sample", type=Path, help="unlabelled items: proposals per 100")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     tallies = evaluate(load_corpus(args.corpus))
     print(report(tallies, args.misses))
+    if args.sample is not None:
+        items, found = per_hundred(args.sample)
+        print(
+            f"sample {args.sample.name}: {items} items, {found} commitments, "
+            f"{100 * found / max(items, 1):.1f} proposals per 100 items"
+        )
     if args.json is not None:
         figures = {
             key: {
