@@ -12,6 +12,7 @@ one delta become one card (``ProposalFeed``), reviewed per source like an agent'
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -50,7 +51,8 @@ async def propose_found_commitments(observation_ids: Sequence[int], tools: ToolB
             audience=audience_of(item),
             observation_id=observation_id,
         )
-        for found in find_commitments(message, zone):
+        # Off the event loop: a long item is regex work, and the loop serves the owner.
+        for found in await asyncio.to_thread(find_commitments, message, zone):
             outcome = await tools.call(tool_name("memory.save"), save_payload(found, item))
             if outcome.is_error:
                 error = outcome.result.get("error", {})

@@ -201,7 +201,7 @@ _DE_RULES = [
         "de.first.werde",
         "de",
         _re(
-            r"\b(?:[Ii]ch\s+werde|werde\s+ich)\s+(?:[^.!?,;]*?\s)?" + _DE_INFINITIVE_END,
+            r"\b(?:[Ii]ch\s+werde|werde\s+ich)\s+(?:[^.!?,;]{0,160}?\s)?" + _DE_INFINITIVE_END,
             re.IGNORECASE,
         ),
         check=_de_final_verb,
@@ -218,7 +218,7 @@ _DE_RULES = [
     Rule(
         "de.third.wird",
         "de",
-        _re(_NAME + r"\s+wird\s+(?:[^.!?,;]*?\s)?" + _DE_INFINITIVE_END),
+        _re(_NAME + r"\s+wird\s+(?:[^.!?,;]{0,160}?\s)?" + _DE_INFINITIVE_END),
         third_person=True,
         check=_de_final_verb,
     ),
@@ -700,14 +700,22 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 # --- finding ------------------------------------------------------------------------------
 
 
+MAX_TEXT = 20_000
+"""Only a message's first this many characters are read (a promise is not buried deeper)."""
+MAX_SENTENCE = 600
+"""A longer "sentence" (a wall of text without punctuation) is not read: no promise in
+a recognisable form needs it, and the rules' cost grows with its length."""
+
+
 def find_commitments(message: Message, zone: ZoneInfo) -> list[FoundCommitment]:
     """The commitments ``message`` states, in the order they are said, each with its
     due time resolved in ``zone`` (the owner's)."""
-    text = visible_text(message.text)
+    text = visible_text(message.text[:MAX_TEXT])
     to_whom = _addressee(text) or message.audience
     found: list[FoundCommitment] = []
     for s_start, s_end in _sentences(text):
-        found.extend(_in_sentence(message, text, s_start, s_end, to_whom, zone))
+        if s_end - s_start <= MAX_SENTENCE:
+            found.extend(_in_sentence(message, text, s_start, s_end, to_whom, zone))
     return found
 
 

@@ -8,8 +8,11 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mama_core.extraction import FoundCommitment, Message, find_commitments
+from mama_core.extraction.commitments import visible_text
 
 BERLIN = ZoneInfo("Europe/Berlin")
 WEDNESDAY = datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN)
@@ -124,3 +127,38 @@ def test_an_acknowledgement_promises_what_was_asked() -> None:
         None,
     )
     assert found("Klar, das ist kein Problem.") == []
+
+
+def _words(text: str) -> list[str]:
+    return text.split(" ")
+
+
+WORDS = st.sampled_from(
+    _words(
+        "I'll I will Anna will Ich werde schicke ich Je vais t'envoie Te mando voy a send the "
+        "deck tomorrow Friday morgen demain mañana el viernes by at 3pm um 15 Uhr à 9h if ? ! . "
+        ', \n > " “ ” « » lol not nicht ne pas no 5.12. 2026-12-05 next week Hi '
+        "@bob Bob,"
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(WORDS | st.text(max_size=8), max_size=40))
+def test_any_text_gives_well_formed_findings(parts: list[str]) -> None:
+    """Whatever arrives, the finder returns findings whose spans lie in the text, never
+    in quoted words, each with a debtor and an aware due (or none) — it never raises."""
+    text = " ".join(parts)
+    visible = visible_text(text)
+    for hit in find_commitments(Message(text, "Bob", WEDNESDAY, "#ops", 1), BERLIN):
+        assert 0 <= hit.start < hit.end <= len(text)
+        assert visible[hit.start : hit.end].strip()
+        assert hit.owed_by and hit.owed_to
+        assert hit.due is None or hit.due.tzinfo is not None
+
+
+def test_a_wall_of_text_is_not_read_but_its_sentences_are() -> None:
+    wall = "ich werde das " * 100  # one 1400-character "sentence" with no end
+    assert found(wall + "schicken.") == []
+    # Control: the same promise in a sentence of its own is read.
+    assert len(found(wall[:600].rsplit(" ", 3)[0] + ". Ich werde das morgen schicken.")) == 1
