@@ -95,7 +95,10 @@ _NOT_NAMES = {
         # interjections that open a reply like a name would ("Sure, I'll …", "Klar, …")
         "Sure Ok Okay Yes Yeah Yep Yup No Nope Thanks Thank Great Cool Done Fine Right Alright "
         "Klar Ja Nein Gut Super Danke Perfekt Genau Alles Oui Non Merci Parfait Bien Entendu "
-        "Sí Si Vale Claro Gracias Perfecto Genial Bueno Listo Sin Pas Noted Agreed Absolutely"
+        "Sí Si Vale Claro Gracias Perfecto Genial Bueno Listo Sin Pas Noted Agreed Absolutely "
+        # headings that open a message like a name would ("Update: I'll …")
+        "Update Reminder Note Fyi Ps Re Fwd Status Summary Question Agenda Todo Action Info "
+        "Hinweis Erinnerung Frage Rappel Remarque Recordatorio Nota Pregunta Aviso"
     )
 } | {re.sub(r"\[.*?\]", "e", w) for names in WEEKDAYS.values() for w in names}
 _NAME = r"(?P<who>[A-ZÄÖÜÉÈÁÍÓÚÑ][a-zäöüßéèêëàâîïôûçáíóúñ]+(?:\s[A-Z]\.)?)"
@@ -658,7 +661,8 @@ _QUOTED = re.compile(
 _SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?<=\d\.)[^\n.!?]*)*(?:[.!?]+|\n|$)")
 _VOCATIVE = re.compile(
     r"^\s*(?:(?:hi|hey|hello|dear|hallo|liebe|lieber|hej|salut|bonjour|coucou|hola|buenas)\s+)?"
-    r"(?:@(?P<handle>[\w.-]+)\s*[,:!]?|(?P<name>[A-ZÄÖÜÉÁ][a-zäöüßéèáíóúñ]+(?:\s[A-Z]\.)?)\s*[,:!])",
+    r"(?:@(?P<handle>[\w.-]+)\s*[,:!]?|"
+    r"(?-i:(?P<name>[A-ZÄÖÜÉÁ][a-zäöüßéèáíóúñ]+(?:\s[A-Z]\.)?))\s*[,:!])",
     re.IGNORECASE,
 )
 _CLAUSE_BREAK = re.compile(r",?\s+(?:but|aber|mais|pero|though|doch)\s", re.IGNORECASE)

@@ -104,6 +104,8 @@ def test_to_whom_is_the_person_addressed_else_the_audience() -> None:
     assert one("Hi Anna, I'll send the deck by Friday.").owed_to == "Anna"
     # An interjection is no name; unaddressed, it is owed to the audience (mail: the owner).
     assert one("Sure, I'll send the deck by Friday.").owed_to == "#ops"
+    assert one("Update: I'll send the deck by Friday.").owed_to == "#ops"
+    assert one("update: I'll send the deck by Friday.").owed_to == "#ops"
     assert one("I'll send the deck by Friday.", audience="owner").owed_to == "owner"
 
 
