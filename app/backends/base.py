@@ -31,6 +31,9 @@ class TurnRequest:
     input_id: int
     evidence: Delivered | None = None
     """Set when the owner forwarded or quoted outside content: not the owner's words."""
+    observations: tuple[int, ...] = ()
+    """A source delta's new items (observation ids), for a backend that reads them
+    itself (command mode); a model reads them from the prompt's digest."""
     on_text: Callable[[str], None] | None = field(default=None, compare=False)
     """Called with the reply written so far, each time the agent writes more (a backend
     that streams its messages calls it; the chat window shows it as it grows)."""

@@ -1,5 +1,9 @@
 """Command mode: no model at all, the default when nothing else is set up.
 
+A source delta (new Slack, mail or Trello items) gets what needs no model: the
+commitments its items state in a recognisable form, proposed for the owner's review
+(``source_commitments``).
+
 The owner types ``/remember``, ``/search``, ``/review``, ``/retire``, ``/show``
 or ``/help``, and each is answered straight from the action catalog. The words
 are the owner's own, so calls are made as the owner (``speaks_for_owner``) —
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.backends.base import TurnReply, TurnRequest
+from app.backends.source_commitments import propose_found_commitments
 from app.backends.toolbox import ToolBox, ToolSpec, tool_name
 from app.cards import record_body
 from app.durable.evidence import Delivered
@@ -78,6 +83,10 @@ class CommandModeBackend:
         return None
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
+        if request.kind is InputKind.SOURCE_DELTA:
+            # What needs no model: commitments in a recognisable form, proposed (one card).
+            await propose_found_commitments(request.observations, tools)
+            return TurnReply("")
         if request.kind is not InputKind.OWNER_MESSAGE:
             return TurnReply("")  # nothing to do without a model; the input stays observed
         if request.evidence is not None:

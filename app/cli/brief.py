@@ -121,7 +121,7 @@ def _emit(settings: dict[str, Any], as_json: bool) -> None:
         click.echo(json_text(settings))
         return
     brief_settings = settings["brief"]
-    from app.runtime.schedule import local_zone
+    from mama_core.memory.owner_settings import local_zone
 
     zone = settings["timezone"] or f"not set (this computer's: {local_zone().key})"
     state = "on" if brief_settings["enabled"] else "off"

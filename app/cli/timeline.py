@@ -130,7 +130,7 @@ def _owner_zone(obj: CliContext, zone: str | None) -> ZoneInfo:
     """``--tz`` if given, else the owner's timezone, else this computer's."""
     if zone is not None:
         return named_zone(zone)
-    from app.runtime.schedule import zone_for
+    from mama_core.memory.owner_settings import zone_for
 
     return zone_for(obj.owner_dispatch("owner.settings", {}).get("timezone"))
 

@@ -16,9 +16,10 @@ from typing import Any
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.transaction import RuntimeDb
 from app.runtime.brief import BriefInputs, build_brief
-from app.runtime.schedule import schedule_facts, zone_for
+from app.runtime.schedule import schedule_facts
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant
+from mama_core.memory.owner_settings import zone_for
 from mama_core.model import KINDS
 
 COMMITMENT_LIMIT = 1000

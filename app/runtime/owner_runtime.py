@@ -36,7 +36,12 @@ from app.backends.base import (
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.clock import Clock, SystemClock
-from app.durable.connector_store import AUTHORS_KEY, CHANNELS_KEY, CONNECTOR_KEY
+from app.durable.connector_store import (
+    AUTHORS_KEY,
+    CHANNELS_KEY,
+    CONNECTOR_KEY,
+    delta_observations,
+)
 from app.durable.evidence import content_scopes
 from app.durable.forgetting import purge_since_watch, watch_from
 from app.durable.journal import DeliveryJournal
@@ -406,6 +411,9 @@ class OwnerRuntime:
             claimed.kind,
             claimed.id,
             claimed.evidence,
+            observations=tuple(delta_observations(claimed.meta))
+            if claimed.kind is InputKind.SOURCE_DELTA
+            else (),
             on_text=functools.partial(self._tell_text, claimed.id),
         )
         try:

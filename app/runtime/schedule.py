@@ -25,20 +25,18 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.mailbox import InputKind, Mailbox, NewInput, Posted
 from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
-from mama_core.memory.owner_settings import DAYS, SETTINGS_ACTIONS, BriefSettings
+from mama_core.memory.owner_settings import DAYS, SETTINGS_ACTIONS, BriefSettings, zone_for
 from mama_core.model import ChangeSet
 
 log = logging.getLogger(__name__)
@@ -49,31 +47,6 @@ SCHEDULE_SOURCE = "mama:schedule"
 
 RunDb = Callable[..., Awaitable[Any]]
 Wait = Callable[[float], Awaitable[None]]
-
-
-def local_zone() -> ZoneInfo:
-    """The machine's own timezone, for an owner who has not set one: ``TZ``, else the zone
-    ``/etc/localtime`` names, else UTC."""
-    candidates: list[str] = []
-    env = os.environ.get("TZ", "").lstrip(":")
-    if env:
-        candidates.append(env)
-    with contextlib.suppress(OSError):
-        target = str(Path("/etc/localtime").resolve())
-        if "zoneinfo/" in target:
-            candidates.append(target.split("zoneinfo/", 1)[1])
-    for name in candidates:
-        with contextlib.suppress(ZoneInfoNotFoundError, ValueError, OSError):
-            return ZoneInfo(name)
-    return ZoneInfo("UTC")
-
-
-def zone_for(name: str | None) -> ZoneInfo:
-    """The owner's timezone, or the machine's when unset (or no longer known)."""
-    if name:
-        with contextlib.suppress(ZoneInfoNotFoundError, ValueError, OSError):
-            return ZoneInfo(name)
-    return local_zone()
 
 
 def _instants(around: datetime, brief: BriefSettings, zone: ZoneInfo) -> list[datetime]:

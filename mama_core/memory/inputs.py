@@ -156,6 +156,11 @@ class SaveInput(MutationInput):
     commitment: CommitmentTerms | None = Field(
         None, description="For kind commitment: who owes it to whom, by when, found where."
     )
+    propose: bool = Field(
+        False,
+        description="Save it proposed, for the owner's review, even where it would land "
+        "active (you are guessing, e.g. a pattern found it and no one read it).",
+    )
 
     @model_validator(mode="after")
     def _guidance_shape(self) -> SaveInput:

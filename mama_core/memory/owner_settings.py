@@ -11,8 +11,11 @@ agent's change waits for the owner as a proposed change (``proposed_changes``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -178,3 +181,28 @@ def append_setting(conn: Connection, key: str, value: Any, event_id: int, at: st
         (key, json.dumps(value, sort_keys=True), event_id, at),
     )
     return int(cursor.lastrowid or 0)
+
+
+def local_zone() -> ZoneInfo:
+    """The machine's own timezone, for an owner who has not set one: ``TZ``, else the zone
+    ``/etc/localtime`` names, else UTC."""
+    candidates: list[str] = []
+    env = os.environ.get("TZ", "").lstrip(":")
+    if env:
+        candidates.append(env)
+    with contextlib.suppress(OSError):
+        target = str(Path("/etc/localtime").resolve())
+        if "zoneinfo/" in target:
+            candidates.append(target.split("zoneinfo/", 1)[1])
+    for name in candidates:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError, OSError):
+            return ZoneInfo(name)
+    return ZoneInfo("UTC")
+
+
+def zone_for(name: str | None) -> ZoneInfo:
+    """The owner's timezone, or the machine's when unset (or no longer known)."""
+    if name:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError, OSError):
+            return ZoneInfo(name)
+    return local_zone()

@@ -79,6 +79,8 @@ def _apply_save(
         status = initial_status(session, inp.kind, proposes)
     if not session.is_owner_turn and any(p.kind == Kind.COMMITMENT for p in predecessors):
         status = Status.PROPOSED  # taking an open commitment's place would close it
+    if inp.propose:
+        status = Status.PROPOSED  # the caller asks for the owner's word on its guess
     involvement = involvement_of(session)
     refuse_if_tombstoned(
         tx.conn,

@@ -103,6 +103,23 @@ def test_from_a_source_turn_what_the_owner_owes_is_proposed_what_is_owed_to_them
     assert record["record"]["involvement"] == "source_derived"
 
 
+def test_a_caller_that_guesses_asks_for_a_proposal(engine: Engine) -> None:
+    """``propose``: a commitment owed to the owner would land active from a source turn
+    (control, the same words without it); a guess (command mode's rule set) asks for the
+    owner's word instead, and approving it makes it active."""
+    terms = {"owed_by": "Dana", "owed_to": "owner", "due": DUE}
+    landed = commit(engine, "Dana sends the budget", SOURCE_TURN_AGENT, agent_grant(), **terms)
+    assert landed["status"] == "active"
+    payload = {"kind": "commitment", "summary": "Dana sends the figures", "commitment": terms}
+    guessed = engine.dispatch(
+        "memory.save", {**payload, "propose": True}, SOURCE_TURN_AGENT, agent_grant()
+    )
+    assert guessed["status"] == "proposed"
+    engine.dispatch("review.approve", {"id": guessed["judgment_id"]}, OWNER, OWNER_GRANT)
+    rows = {c["id"]: c for c in listed(engine)}
+    assert rows[guessed["judgment_id"]]["status"] == "active"
+
+
 def test_the_owner_and_an_agent_answering_the_owner_record_active_commitments(
     engine: Engine,
 ) -> None:
