@@ -172,12 +172,17 @@ class Desktop(QtCore.QObject):
                 self.show_review()
             if self._chat_when_ready:
                 self.show_chat()
-            self._tasks.spawn(asyncio.to_thread(warm_up, memory))
+            self._tasks.spawn(self._warm_up(memory))
             await self._quit.wait()
             return 0
         finally:
             await self._shutdown()
             self.errors.uninstall(loop)
+
+    async def _warm_up(self, memory: OpenMemory) -> None:
+        await asyncio.to_thread(warm_up, memory)
+        self.probe.mark("warm")
+        self.probe.mark_modules()
 
     async def _fatal(self, message: str, *, retry: bool = False) -> bool:
         """Show why MAMA cannot start; True if the owner chose Try again (offered

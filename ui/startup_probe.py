@@ -8,6 +8,7 @@ costs nothing. ``bench/startup.py`` reads the file. No Qt here.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -31,6 +32,15 @@ class StartupProbe:
         with open(self._path, "a", encoding="utf-8") as fh:
             fh.write(f"{name} {time.time():.6f}\n")
 
+    def mark_modules(self) -> None:
+        """A ``modules`` line naming every top-level module loaded now (what the memory
+        benchmark reports the idle tray holds)."""
+        if self._path is None:
+            return
+        loaded = sorted({name.partition(".")[0] for name in list(sys.modules)})
+        with open(self._path, "a", encoding="utf-8") as fh:
+            fh.write(f"modules {time.time():.6f} {' '.join(loaded)}\n")
+
 
 def read_marks(path: Path) -> dict[str, float]:
     """The first time each milestone was reached."""
@@ -38,7 +48,7 @@ def read_marks(path: Path) -> dict[str, float]:
     if not path.exists():
         return marks
     for line in path.read_text("utf-8").splitlines():
-        name, _, value = line.partition(" ")
-        if name and value:
-            marks.setdefault(name, float(value))
+        name, _, rest = line.partition(" ")
+        if name and rest:  # a ``modules`` line goes on after its time
+            marks.setdefault(name, float(rest.split()[0]))
     return marks
