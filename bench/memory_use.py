@@ -164,10 +164,8 @@ def _probe_modules(probe: Path) -> list[str] | None:
     """The heavy modules the tray held (the probe's ``modules`` line), if it wrote one."""
     if not probe.exists():
         return None
-    for line in probe.read_text("utf-8").splitlines():
-        if line.startswith("modules "):
-            return line.split()[2:]
-    return None
+    lines = [line for line in probe.read_text("utf-8").splitlines() if line.startswith("modules ")]
+    return lines[-1].split()[2:] if lines else None
 
 
 # --- what each piece costs on its own ---------------------------------------------------

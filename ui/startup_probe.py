@@ -26,20 +26,18 @@ class StartupProbe:
         value = os.environ.get(ENV_PROBE)
         return cls(Path(value) if value else None)
 
-    def mark(self, name: str) -> None:
+    def mark(self, name: str, detail: str = "") -> None:
         if self._path is None:
             return
+        line = f"{name} {time.time():.6f} {detail}".rstrip()
         with open(self._path, "a", encoding="utf-8") as fh:
-            fh.write(f"{name} {time.time():.6f}\n")
+            fh.write(line + "\n")
 
     def mark_modules(self) -> None:
-        """A ``modules`` line naming every top-level module loaded now (what the memory
-        benchmark reports the idle tray holds)."""
-        if self._path is None:
-            return
-        loaded = sorted({name.partition(".")[0] for name in list(sys.modules)})
-        with open(self._path, "a", encoding="utf-8") as fh:
-            fh.write(f"modules {time.time():.6f} {' '.join(loaded)}\n")
+        """A ``modules`` line naming every top-level module loaded now (the memory
+        benchmark reports which heavy ones the idle tray holds; the last line counts)."""
+        if self._path is not None:
+            self.mark("modules", " ".join(sorted({n.partition(".")[0] for n in sys.modules})))
 
 
 def read_marks(path: Path) -> dict[str, float]:
