@@ -191,6 +191,7 @@ class Desktop(QtCore.QObject):
     async def _warm_up_in_background(self, memory: OpenMemory) -> None:
         await asyncio.to_thread(warm_up, memory)
         self.probe.mark("model_loaded")
+        self.probe.mark_modules()
 
     async def _fatal(self, message: str, *, retry: bool = False) -> bool:
         """Show why MAMA cannot start; True if the owner chose Try again (offered
