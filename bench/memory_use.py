@@ -6,15 +6,18 @@ The desktop app (``python -m ui.entry``, the ``mama`` console script) is started
 tiny store with the chosen built-in embedding model, under Xvfb + trayer when they are
 installed (a real tray; else offscreen), with ``MAMA_STARTUP_PROBE`` set. Once it marks
 ``tray_shown`` and has opened the memory, it is left alone for ``--idle`` seconds (20:
-the benchmark's definition of "idle", the tray's model warm-up included) and then its
-resident set is read from ``/proc/PID/smaps``: the total, and each mapping grouped by
+the benchmark's definition of "idle") and then its resident set is read from
+``/proc/PID/smaps``: the total (the figure held to the target), and each mapping grouped by
 what it belongs to (Qt's libraries, numpy's, llama.cpp's, the model file, the system's
 libraries, and the anonymous heap that every Python object and llama.cpp buffer lives
 in). The heap cannot say whose it is, so a second table measures each piece the tray
 might load, each in a fresh interpreter: RSS after ``import X`` less a bare
 interpreter's (``/proc/self/smaps_rollup``), and the embedding model loaded and used.
-The tray's own ``sys.modules`` at the end of the idle time (the probe's ``modules``
-line) says which of those it holds.
+The tray's own ``sys.modules`` once its agent has started (the probe's ``modules``
+line) says which of those it holds. Last, the review window is asked for as a person
+does it (a second ``mama``), which loads the embedding model: the time until it is
+loaded and the RSS then are printed beside (the tray frees the model after
+``MODEL_IDLE_RELEASE_S`` without a search or a save).
 
 ``rss_mb()`` is this process's RSS, for the other benchmarks' reports.
 """
@@ -51,6 +54,8 @@ HEAVY_MODULES = (
     "numpy",
 )
 """Top-level modules whose presence in the idle tray the report names."""
+SETTLE_S = 3.0
+"""Seconds after the model has loaded for the review window before the second reading."""
 
 
 def rss_mb() -> float:
@@ -148,15 +153,34 @@ def measure_tray(model: str, idle_s: float, memories: int, cache: Path) -> dict[
             _wait_for_marks(probe, ["memory_open"], app)
             status = status_mb(app.pid)
             parts = smaps_parts(app.pid)
+            modules = _probe_modules(probe)
+            # Then as a person searches: the review window asked for (a second ``mama``),
+            # which loads the model; read again once it is loaded and a grown context
+            # had its CONTEXT_IDLE_S to go.
+            subprocess.run(
+                [sys.executable, "-m", "ui.entry", "open", "review"],
+                env=env,
+                cwd=REPO,
+                check=True,
+                timeout=60,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            marks = _wait_for_marks(probe, ["model_loaded", "review_loaded"], app)
+            time.sleep(SETTLE_S)  # part of the definition, like the idle time
+            searching = status_mb(app.pid)
+            model_parts = smaps_parts(app.pid)
         finally:
             app.terminate()
             app.wait(30)
-        modules = _probe_modules(probe)
     return {
         "platform": shown.get("QT_QPA_PLATFORM", "?"),
         "status": status,
         "parts": parts,
         "modules": modules,
+        "searching": searching,
+        "searching_parts": model_parts,
+        "model_load_s": marks["model_loaded"] - marks["review_requested"],
     }
 
 
@@ -275,6 +299,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("what a piece costs on its own (fresh interpreter, RSS gained)    MiB")
         for label, mb in rows:
             print(f"  {label:<64} {mb:6.1f}")
+    searching: dict[str, float] = result["searching"]  # type: ignore[assignment]
+    searching_parts: dict[str, float] = result["searching_parts"]  # type: ignore[assignment]
+    print(
+        f"review window open, model loaded ({result['model_load_s']:.2f} s from the request "
+        f"to the model ready): {searching['VmRSS']:.1f} MiB, of which"
+    )
+    for part in sorted(searching_parts, key=lambda p: -searching_parts[p])[:3]:
+        print(f"  {part:<64} {searching_parts[part]:6.1f}")
+    print("  (the tray frees the model again after MODEL_IDLE_RELEASE_S without a search)")
     total = status["VmRSS"]
     target = TARGETS_MB[args.model]
     verdict = "target met" if total <= target else "TARGET MISSED"
