@@ -172,12 +172,26 @@ class Desktop(QtCore.QObject):
                 self.show_review()
             if self._chat_when_ready:
                 self.show_chat()
-            self._tasks.spawn(asyncio.to_thread(warm_up, memory))
+            # No warm-up here: an idle tray holds no model (e5's vocabulary alone costs
+            # llama.cpp ~135 MB). It loads when a window that searches opens, or at the
+            # first search or save, and is freed again after MODEL_IDLE_RELEASE_S.
             await self._quit.wait()
             return 0
         finally:
             await self._shutdown()
             self.errors.uninstall(loop)
+
+    def _warm_up(self) -> None:
+        """Load the embedding model on a worker thread now that the owner opened a window
+        that searches, so the model is ready by the time a query is typed."""
+        memory = self.memory
+        if memory is not None and not memory.embedder.is_loaded:
+            self._tasks.spawn(self._warm_up_in_background(memory))
+
+    async def _warm_up_in_background(self, memory: OpenMemory) -> None:
+        await asyncio.to_thread(warm_up, memory)
+        self.probe.mark("model_loaded")
+        self.probe.mark_modules()
 
     async def _fatal(self, message: str, *, retry: bool = False) -> bool:
         """Show why MAMA cannot start; True if the owner chose Try again (offered
@@ -331,8 +345,14 @@ class Desktop(QtCore.QObject):
         self.bridge.changed.connect(self._on_changes)
         self.tray.set_ready()
         self._tasks.spawn(self._refresh_waiting())
-        self._tasks.spawn(self.agent.start(memory))
+        self._tasks.spawn(self._start_agent(memory))
         self._tasks.spawn(self._catch_up(memory))
+
+    async def _start_agent(self, memory: OpenMemory) -> None:
+        try:
+            await self.agent.start(memory)
+        finally:
+            self.probe.mark_modules()  # what the idle tray holds, for bench.memory_use
 
     async def _catch_up(self, memory: OpenMemory) -> None:
         """Embed, in the background, the memories lacking a vector of this model (the
@@ -402,6 +422,7 @@ class Desktop(QtCore.QObject):
         if self.bridge is None:
             self._show_when_ready = True
             return
+        self._warm_up()
         first = self.window is None
         self._unseen.clear()  # the owner looks: the next balloon counts afresh
         if first:
@@ -493,6 +514,7 @@ class Desktop(QtCore.QObject):
         if memory is None or bridge is None:
             self._chat_when_ready = True
             return
+        self._warm_up()
         if self.chat is None:
             from ui.chat_window import ChatWindow
 

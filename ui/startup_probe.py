@@ -8,6 +8,7 @@ costs nothing. ``bench/startup.py`` reads the file. No Qt here.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -25,11 +26,18 @@ class StartupProbe:
         value = os.environ.get(ENV_PROBE)
         return cls(Path(value) if value else None)
 
-    def mark(self, name: str) -> None:
+    def mark(self, name: str, detail: str = "") -> None:
         if self._path is None:
             return
+        line = f"{name} {time.time():.6f} {detail}".rstrip()
         with open(self._path, "a", encoding="utf-8") as fh:
-            fh.write(f"{name} {time.time():.6f}\n")
+            fh.write(line + "\n")
+
+    def mark_modules(self) -> None:
+        """A ``modules`` line naming every top-level module loaded now (the memory
+        benchmark reports which heavy ones the idle tray holds; the last line counts)."""
+        if self._path is not None:
+            self.mark("modules", " ".join(sorted({n.partition(".")[0] for n in sys.modules})))
 
 
 def read_marks(path: Path) -> dict[str, float]:
@@ -38,7 +46,7 @@ def read_marks(path: Path) -> dict[str, float]:
     if not path.exists():
         return marks
     for line in path.read_text("utf-8").splitlines():
-        name, _, value = line.partition(" ")
-        if name and value:
-            marks.setdefault(name, float(value))
+        name, _, rest = line.partition(" ")
+        if name and rest:  # a ``modules`` line goes on after its time
+            marks.setdefault(name, float(rest.split()[0]))
     return marks

@@ -54,11 +54,16 @@ DEFAULT_BATCH_TOKENS = 512
 # llama.cpp reserves an output buffer of vocabulary x tokens floats for every context,
 # even for embeddings, which never fill it (llama_context::output_reserve: logits are
 # always sized; at creation for n_seq_max rows, then for the tokens of the largest
-# decode, never shrinking). For e5's 250k-word vocabulary that is 1 MB per token. So:
-# a context keeps at most KEEP_OUTPUT_BYTES while idle (one that grew further is freed
-# CONTEXT_IDLE_S after its last call; the model stays loaded), n_seq_max is chosen to
-# fit it, and a bulk call's batch is cut so the buffer never passes MAX_OUTPUT_BYTES.
-# MiniLM (30k words, 0.12 MB per token) is barely touched by either.
+# decode, never shrinking). For e5's 250k-word vocabulary that is 1 MB per token. So
+# there are two kinds of context. The one kept while the model is loaded serves a
+# search or a save (a few texts, one decode): its n_seq_max is chosen so its buffer
+# starts at no more than QUERY_OUTPUT_BYTES, and its n_batch = n_ubatch = n_ctx fits one
+# text at the token cap. A call with more texts than that makes a bulk context instead
+# (n_seq_max fitting KEEP_OUTPUT_BYTES, n_batch up to DEFAULT_BATCH_TOKENS, cut so the
+# buffer never passes MAX_OUTPUT_BYTES); a bulk context, or a query context that a long
+# text grew, is freed CONTEXT_IDLE_S after its last call (the model stays loaded).
+# MiniLM (30k words, 0.12 MB per token) is barely touched by any of this.
+QUERY_OUTPUT_BYTES = 4 << 20
 KEEP_OUTPUT_BYTES = 32 << 20
 MAX_OUTPUT_BYTES = 256 << 20
 # A grown context is freed after this many seconds without a call, not at once: a bulk
@@ -324,22 +329,15 @@ class _Runtime:
         # A full-length text must fit one decode; past that, keep the buffer bounded.
         # (Multiples of 64 and powers of two: llama.cpp's graph asserts on odd sizes here.)
         cap = MAX_OUTPUT_BYTES // self.token_bytes // 64 * 64
-        self.n_batch = max(min(n_batch, cap), -(-max_tokens // 64) * 64, 64)
-        keep = min(_MAX_SEQ, self.n_batch, KEEP_OUTPUT_BYTES // self.token_bytes)
-        self.n_seq_max = 1 << max(keep, 1).bit_length() - 1
-        params = llama_cpp.llama_context_default_params()
-        params.n_ctx = params.n_batch = params.n_ubatch = self.n_batch
-        params.n_seq_max = self.n_seq_max
-        params.n_threads = params.n_threads_batch = n_threads
-        params.embeddings = True
-        params.pooling_type = pooling
-        params.kv_unified = True
-        # Packed texts attend only within themselves through a mask; flash attention
-        # skips the masked blocks (about 3x the throughput of a full 512-token batch on
-        # 2 cores, same vectors to 1e-4).
-        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-        self._params = params
+        one_text = max(-(-max_tokens // 64) * 64, 64)
+        self.n_batch = max(min(n_batch, cap), one_text)
+        self.n_seq_max = _seqs_fitting(KEEP_OUTPUT_BYTES // self.token_bytes, self.n_batch)
+        self.query_batch = one_text
+        self.query_seqs = _seqs_fitting(QUERY_OUTPUT_BYTES // self.token_bytes, one_text)
+        self._n_threads = n_threads
+        self._pooling = pooling
         self._ctx: Any = None
+        self._ctx_bulk = False  # whether _ctx is a bulk context (else a query one)
         self._reserved_tokens = 0  # rows of the context's output buffer
         self.batch = llama_cpp.llama_batch_init(self.n_batch, 0, self.n_seq_max)
         # The specials llama.cpp puts around a text ([CLS] … [SEP] for BERT), so a
@@ -402,20 +400,52 @@ class _Runtime:
                 details={"path": str(path), "reason": str(exc), "llama_log": list(_RECENT_LOG)},
             ) from exc
 
-    def _context(self) -> Any:
+    def _context_params(self, bulk: bool) -> Any:
+        lib = self._llama_cpp
+        params = lib.llama_context_default_params()
+        size = self.n_batch if bulk else self.query_batch
+        params.n_ctx = params.n_batch = params.n_ubatch = size
+        params.n_seq_max = self.n_seq_max if bulk else self.query_seqs
+        params.n_threads = params.n_threads_batch = self._n_threads
+        params.embeddings = True
+        params.pooling_type = self._pooling
+        params.kv_unified = True
+        # Packed texts attend only within themselves through a mask; flash attention
+        # skips the masked blocks (about 3x the throughput of a full 512-token batch on
+        # 2 cores, same vectors to 1e-4).
+        params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        return params
+
+    def _context(self, bulk: bool = False) -> Any:
+        """A query context, or a bulk one if ``bulk`` (a bulk context serves both)."""
+        if self._ctx is not None and bulk and not self._ctx_bulk:
+            self.release_context()
         if self._ctx is None:
-            ctx = self._llama_cpp.llama_init_from_model(self.llama.model, self._params)
+            ctx = self._llama_cpp.llama_init_from_model(
+                self.llama.model, self._context_params(bulk)
+            )
             if not ctx:
                 raise RuntimeError("llama_init_from_model returned no context")
             self._ctx = ctx
-            self._reserved_tokens = self.n_seq_max
+            self._ctx_bulk = bulk
+            self._reserved_tokens = self.n_seq_max if bulk else self.query_seqs
         return self._ctx
 
     @property
+    def holds_bulk_context(self) -> bool:
+        return self._ctx is not None and self._ctx_bulk
+
+    @property
+    def reserved_bytes(self) -> int:
+        """The context's output buffer (rows reserved x vocabulary floats)."""
+        return self._reserved_tokens * self.token_bytes if self._ctx is not None else 0
+
+    @property
     def holds_large_context(self) -> bool:
-        """Whether the context's output buffer grew past ``KEEP_OUTPUT_BYTES``."""
-        grown = self._reserved_tokens * self.token_bytes > KEEP_OUTPUT_BYTES
-        return self._ctx is not None and grown
+        """Whether the context is a bulk one, or its output buffer grew past
+        ``QUERY_OUTPUT_BYTES``: either is freed once idle."""
+        grown = self._reserved_tokens * self.token_bytes > QUERY_OUTPUT_BYTES
+        return self._ctx is not None and (self._ctx_bulk or grown)
 
     def release_context(self) -> None:
         if self._ctx is not None:
@@ -431,8 +461,17 @@ class _Runtime:
         return [*self.prefix, *body[:room], *self.suffix]
 
     def embed_ids(self, sequences: list[list[int]]) -> np.ndarray:
-        """Pooled, not yet normalised vectors, packing as many texts per decode as fit."""
+        """Pooled, not yet normalised vectors, packing as many texts per decode as fit.
+
+        A search or a save (texts that fit one decode of the query context) runs in the
+        query context; anything more in a bulk context."""
         out = np.empty((len(sequences), self.dim), dtype=np.float32)
+        tokens = sum(len(ids) for ids in sequences)
+        if len(sequences) <= self.query_seqs and tokens <= self.query_batch:
+            if sequences:
+                self._decode(sequences, out, self._context())
+            return out
+        ctx = self._context(bulk=True)
         start = 0
         while start < len(sequences):
             stop, used = start, 0
@@ -443,11 +482,11 @@ class _Runtime:
             ):
                 used += len(sequences[stop])
                 stop += 1
-            self._decode(sequences[start:stop], out[start:stop])
+            self._decode(sequences[start:stop], out[start:stop], ctx)
             start = stop
         return out
 
-    def _decode(self, sequences: list[list[int]], out: np.ndarray) -> None:
+    def _decode(self, sequences: list[list[int]], out: np.ndarray, ctx: Any) -> None:
         lib = self._llama_cpp
         batch = self.batch
         n = 0
@@ -460,7 +499,6 @@ class _Runtime:
                 batch.logits[n] = True
                 n += 1
         batch.n_tokens = n
-        ctx = self._context()
         self._reserved_tokens = max(self._reserved_tokens, n)
         memory = lib.llama_get_memory(ctx)
         if memory:
@@ -488,6 +526,12 @@ class _Runtime:
         self.release_context()
         self._llama_cpp.llama_batch_free(self.batch)
         self.llama.close()
+
+
+def _seqs_fitting(rows: int, n_batch: int) -> int:
+    """The largest power of two at most ``rows``, ``n_batch`` and llama.cpp's sequence
+    limit (at least 1): a context's n_seq_max."""
+    return 1 << max(min(rows, n_batch, _MAX_SEQ), 1).bit_length() - 1
 
 
 def _return_freed_memory() -> None:

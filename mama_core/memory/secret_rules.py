@@ -17,63 +17,16 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-
-from detect_secrets.plugins.artifactory import ArtifactoryDetector
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.cloudant import CloudantDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.softlayer import SoftlayerDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
+from typing import TYPE_CHECKING
 
 from mama_core.memory.secret_text import Joined
+
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import RegexBasedDetector
 
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 SKIPPED_PLUGINS = frozenset({"Public IP (ipv4)"})
 """detect-secrets regex plugins left out: an address is not a secret."""
-_PLUGINS: tuple[RegexBasedDetector, ...] = (
-    # Imported by name, not discovered: a frozen bundle must see every import.
-    ArtifactoryDetector(),
-    AWSKeyDetector(),
-    AzureStorageKeyDetector(),
-    BasicAuthDetector(),
-    CloudantDetector(),
-    DiscordBotTokenDetector(),
-    GitHubTokenDetector(),
-    GitLabTokenDetector(),
-    IbmCloudIamDetector(),
-    IbmCosHmacDetector(),
-    JwtTokenDetector(),
-    MailchimpDetector(),
-    NpmDetector(),
-    OpenAIDetector(),
-    PrivateKeyDetector(),
-    PypiTokenDetector(),
-    SendGridDetector(),
-    SlackDetector(),
-    SoftlayerDetector(),
-    SquareOAuthDetector(),
-    StripeDetector(),
-    TelegramBotTokenDetector(),
-    TwilioKeyDetector(),
-)
 
 
 @dataclass(frozen=True)
@@ -108,9 +61,62 @@ def rules() -> tuple[Rule, ...]:
     return tuple(loaded)
 
 
+@cache
 def plugins() -> tuple[RegexBasedDetector, ...]:
-    """detect-secrets' regex plugins (all but the public-IP one)."""
-    return _PLUGINS
+    """detect-secrets' regex plugins (all but the public-IP one).
+
+    Imported at the first scan, not with the engine: detect-secrets brings requests,
+    urllib3 and python-stdnum (~15 MB), which a tray that only idles never needs."""
+    from detect_secrets.plugins.artifactory import ArtifactoryDetector
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.cloudant import CloudantDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+    from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.npm import NpmDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.softlayer import SoftlayerDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    return (
+        # Imported by name, not discovered: a frozen bundle must see every import.
+        ArtifactoryDetector(),
+        AWSKeyDetector(),
+        AzureStorageKeyDetector(),
+        BasicAuthDetector(),
+        CloudantDetector(),
+        DiscordBotTokenDetector(),
+        GitHubTokenDetector(),
+        GitLabTokenDetector(),
+        IbmCloudIamDetector(),
+        IbmCosHmacDetector(),
+        JwtTokenDetector(),
+        MailchimpDetector(),
+        NpmDetector(),
+        OpenAIDetector(),
+        PrivateKeyDetector(),
+        PypiTokenDetector(),
+        SendGridDetector(),
+        SlackDetector(),
+        SoftlayerDetector(),
+        SquareOAuthDetector(),
+        StripeDetector(),
+        TelegramBotTokenDetector(),
+        TwilioKeyDetector(),
+    )
 
 
 def vendor_kind(text: str) -> str | None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from mama_core.embeddings import PASSAGE, QUERY, GgufEmbedder
-from mama_core.embeddings.gguf import KEEP_OUTPUT_BYTES
+from mama_core.embeddings.gguf import KEEP_OUTPUT_BYTES, QUERY_OUTPUT_BYTES
 
 
-def test_a_bulk_call_frees_the_big_context_and_a_query_keeps_its_small_one(
+def test_a_bulk_call_frees_the_big_context_and_a_query_makes_a_small_one(
     e5_model: tuple[Path, str],
 ) -> None:
     path, model_id = e5_model
@@ -19,12 +19,13 @@ def test_a_bulk_call_frees_the_big_context_and_a_query_keeps_its_small_one(
     try:
         query = embedder.embed_one("Wann ist die Miete fällig?", QUERY)
         runtime = embedder._runtime  # pyright: ignore[reportPrivateUsage]
-        assert runtime is not None and runtime.has_context  # kept: small enough
-        assert not runtime.holds_large_context
+        assert runtime is not None and runtime.has_context and not runtime.holds_bulk_context
+        tokens = len(embedder.token_ids("Wann ist die Miete fällig?", QUERY))
+        assert runtime.reserved_bytes <= max(QUERY_OUTPUT_BYTES, tokens * runtime.token_bytes)
         assert runtime.n_seq_max * runtime.token_bytes <= KEEP_OUTPUT_BYTES
         long_texts = [f"Note {i}: " + "the rent is paid on the first day " * 6 for i in range(40)]
         bulk = embedder.embed(long_texts, PASSAGE)
-        assert runtime.holds_large_context  # kept for the next batch of a bulk run…
+        assert runtime.holds_bulk_context  # kept for the next batch of a bulk run…
         assert embedder.context_released.wait(timeout=60)  # …and freed once idle
         assert not runtime.has_context
         assert embedder.is_loaded  # the model stays

@@ -16,10 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -28,97 +25,18 @@ from mama_core.errors import ReadOnlyError
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store, connect
 from tests.conftest import REPO_ROOT, TEST_KEY_HEX
-from tests.ui.conftest import ARTIFACTS, agent_propose, events_of, owner_save, status_of
+from tests.ui.conftest import (
+    ARTIFACTS,
+    XDisplay,
+    agent_propose,
+    events_of,
+    owner_save,
+    poll,
+    status_of,
+)
 from ui.startup_probe import read_marks
 
-TOOLS = ("Xvfb", "trayer", "xdotool", "import")
-T = TypeVar("T")
-
 pytestmark = pytest.mark.slow
-
-
-def poll(what: str, probe: Callable[[], T | None], timeout: float = 20.0) -> T:
-    """Wait for ``probe()`` to return something (another process's state: no signal to
-    wait on), checking every 50 ms, failing after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-@dataclass
-class XDisplay:
-    env: dict[str, str]
-
-    def run(self, *args: str) -> str:
-        result = subprocess.run(
-            list(args), env=self.env, capture_output=True, text=True, timeout=20, check=False
-        )
-        return result.stdout
-
-    def windows(self, pattern: str, by: str = "--class") -> list[int]:
-        return [int(w) for w in self.run("xdotool", "search", "--onlyvisible", by, pattern).split()]
-
-    def geometry(self, window: int) -> tuple[int, int, int, int]:
-        out = self.run("xdotool", "getwindowgeometry", "--shell", str(window))
-        values = dict(line.split("=", 1) for line in out.split() if "=" in line)
-        return int(values["X"]), int(values["Y"]), int(values["WIDTH"]), int(values["HEIGHT"])
-
-    def screenshot(self, name: str, box: tuple[int, int, int, int] | None = None) -> Path:
-        ARTIFACTS.mkdir(exist_ok=True)
-        path = ARTIFACTS / name
-        command = ["import", "-window", "root"]
-        if box is not None:
-            x, y, w, h = box
-            command += ["-crop", f"{w}x{h}+{x}+{y}", "+repage"]
-        subprocess.run([*command, str(path)], env=self.env, check=True, timeout=30)
-        return path
-
-
-@pytest.fixture
-def x_display(tmp_path: Path) -> Iterator[XDisplay]:
-    """Xvfb on a free display number, with trayer as the system tray."""
-    missing = [tool for tool in TOOLS if not shutil.which(tool)]
-    if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must install {missing} (see .ci/run)")
-        pytest.skip(f"needs {missing}")
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as chosen:
-        number = chosen.readline().strip()
-    assert number.isdigit(), "Xvfb did not report its display"
-    runtime = tmp_path / "xdg-runtime"
-    runtime.mkdir(mode=0o700)
-    env = {**os.environ, "DISPLAY": f":{number}", "XDG_RUNTIME_DIR": str(runtime)}
-    trayer = subprocess.Popen(
-        [
-            *("trayer", "--edge", "top", "--align", "right", "--widthtype", "pixel"),
-            *("--width", "120", "--height", "32", "--transparent", "false"),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    display = XDisplay(env)
-    try:
-        poll("the trayer panel", lambda: display.windows("panel", "--name"), 60)
-        yield display
-    finally:
-        trayer.terminate()
-        trayer.wait(10)
-        xvfb.terminate()
-        xvfb.wait(10)
 
 
 @pytest.fixture
