@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -75,10 +75,11 @@ def stamp(provenance: dict[str, Any], ids: Iterable[int]) -> dict[str, Any]:
 
 def evidence_ids(provenance: Mapping[str, Any]) -> list[int]:
     """The observation ids a record's provenance cites (none: [])."""
-    raw: Any = provenance.get(EVIDENCE_KEY) or []
+    raw: object = provenance.get(EVIDENCE_KEY) or []
     if not isinstance(raw, list):
         return []
-    return [ref_id(str(v)) for v in raw]  # pyright: ignore[reportUnknownVariableType]
+    refs = cast(list[object], raw)
+    return [ref_id(str(v)) for v in refs]
 
 
 def refuse_if_rejected(
