@@ -41,21 +41,32 @@ def edited_save(record: Mapping[str, Any], summary: str) -> SaveInput:
     for key in ("applies_when", "steps", "scopes"):
         if record.get(key):
             fields[key] = record[key]
+    fields.update(carried(record, str(record["kind"])))
+    return parse_input(SaveInput, **fields)
+
+
+def carried(record: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """What the owner's edit keeps of proposal ``record`` beyond its words, as
+    ``memory.save`` fields: the items it rests on, and (still a commitment) its terms,
+    its due in the zone it was given in."""
+    out: dict[str, Any] = {}
     cited = evidence_ids(record.get("provenance") or {})
     terms: Mapping[str, Any] | None = record.get("commitment")
-    if terms is not None:
-        listed: list[Any] = list(terms.get("source_observations") or [])
-        sources = [int(i) for i in listed]
-        fields["commitment"] = {
+    listed: list[Any] = list((terms or {}).get("source_observations") or [])
+    sources = [int(i) for i in listed]
+    if terms is not None and kind == "commitment":
+        out["commitment"] = {
             "owed_by": terms.get("owed_by") or "owner",
             "owed_to": terms.get("owed_to") or "",
             "due": _due(terms.get("due_at"), terms.get("due_tz")),
             "source_observations": sources,
         }
         cited = [i for i in cited if i not in sources]
+    else:  # not (or no longer) a commitment: where it was found is still its evidence
+        cited = list(dict.fromkeys([*cited, *sources]))
     if cited:
-        fields["evidence"] = [f"obs:{i}" for i in cited]
-    return parse_input(SaveInput, **fields)
+        out["evidence"] = [f"obs:{i}" for i in cited]
+    return out
 
 
 def _due(due_at: object, due_tz: object) -> datetime | None:

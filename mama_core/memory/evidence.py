@@ -29,6 +29,7 @@ from mama_core.memory.errors import AlreadyRejectedError, NotFoundError
 from mama_core.memory.grants import Grant
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.tombstones import normalise
+from mama_core.scope_bindings import scope_predicate
 from mama_core.store.connection import Connection
 
 EVIDENCE_KEY = "evidence"
@@ -98,19 +99,14 @@ def refuse_if_rejected(
     proposal citing one the rejected record did not may land."""
     if not ids:
         return
+    in_scopes, params = scope_predicate("j", scopes)
     rows = conn.execute(
         "SELECT j.id, j.summary, j.provenance, v.vector FROM judgments j "
-        "LEFT JOIN embeddings v ON v.judgment_id = j.id AND v.model_id = :model "
+        "LEFT JOIN embeddings v ON v.judgment_id = j.id AND v.model_id = ? "
         "WHERE j.status = 'rejected' AND EXISTS (SELECT 1 FROM "
         "json_each(j.provenance, '$.evidence') e WHERE e.value IN "
-        "(SELECT value FROM json_each(:refs))) AND EXISTS (SELECT 1 FROM scope_bindings b "
-        "JOIN scopes s ON s.id = b.scope_id WHERE b.judgment_id = j.id "
-        "AND s.name IN (SELECT value FROM json_each(:scopes))) ORDER BY j.id DESC",
-        {
-            "model": model_id,
-            "refs": json.dumps([ref(i) for i in ids]),
-            "scopes": json.dumps(sorted(set(scopes))),
-        },
+        f"(SELECT value FROM json_each(?))) AND {in_scopes} ORDER BY j.id DESC",
+        (model_id, json.dumps([ref(i) for i in ids]), *params),
     ).fetchall()
     cited = set(ids)
     words = normalise(summary)
