@@ -170,6 +170,7 @@ def record_text(record: dict[str, Any]) -> str:
     """A judgment in full, for the Show button."""
     lines = [f"**#{record.get('id')} {record.get('kind')}** ({record.get('status')})"]
     lines += record_body(record)
+    lines += rests_on(record)
     provenance: dict[str, Any] = record.get("provenance") or {}
     meta = [f"recorded {record.get('recorded_at')}", f"involvement {record.get('involvement')}"]
     if provenance.get("actor_name"):

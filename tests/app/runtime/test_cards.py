@@ -3,7 +3,7 @@ change, beside the record as it stands; a proposed judgment keeps its own card."
 
 from __future__ import annotations
 
-from app.cards import card_text, group_card_text
+from app.cards import card_text, group_card_text, record_text
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 
 MCP = SessionFacts(ActorKind.MCP_CLIENT, "claude-code", turn=TurnKind.MCP)
@@ -71,6 +71,7 @@ def test_a_proposal_card_shows_the_items_it_rests_on(engine: Engine) -> None:
     assert f'Rests on:\n- obs:{said} anna in #ops: "Anna: we ship on Thursdays from January"' in (
         text
     )
+    assert f"- obs:{said} anna in #ops" in record_text(record)  # the Show button's text too
     group = group_card_text("#ops (work-slack)", [record])
     assert f"- #{saved} decision: We ship on Thursdays (obs:{said})" in group
     # Control: a proposal citing nothing has no such lines.
