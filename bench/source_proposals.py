@@ -1,7 +1,8 @@
 """Proposals per 100 source items: what an agent proposes from what the connectors
 bring in, measured on an owner-style, labelled sample.
 
-    python -m bench.source_proposals [--model PATH] [--batch 10] [--json OUT]
+    python -m bench.source_proposals [--model PATH] [--batch 10] [--limit N] [--n-ctx 8192]
+                                     [--json OUT]
 
 ``bench/data/source_sample.json`` holds 40 Slack, mail and Trello items, each
 labelled with what an owner would keep from it (a decision, a commitment, a fact,
@@ -28,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from app.backends.base import TurnReply
 from app.backends.local_model import LocalModelBackend
 from app.connectors.base import Batch, Item
 from app.durable.connector_store import ConnectorStore
@@ -78,18 +80,24 @@ def default_model(cache: Path) -> Path:
     return Path(gemma.assemble(cache / gemma.MODEL_NAME))
 
 
-async def run(model: Path, size: int, cache: Path, store: Store) -> dict[str, Any]:
-    items = sample_items()
+async def run(
+    model: Path, size: int, cache: Path, store: Store, limit: int, n_ctx: int
+) -> dict[str, Any]:
+    items = sample_items()[:limit]
     scopes = sorted({item.scope for item, _, _ in items})
     engine = Engine(store, load_embedder(None, cache))
-    backend = LocalModelBackend(model, load_prompt())
+    backend = LocalModelBackend(model, load_prompt(), n_ctx=n_ctx)
     settings = RuntimeSettings(agent_scopes=("global", *scopes), default_scope="global")
     runtime = OwnerRuntime(engine, store, backend, settings)
     done: list[bool] = []
+    replies: list[str] = []
     turned = asyncio.Event()
 
-    def on_turn(_claimed: object, reply: object) -> None:
+    def on_turn(_claimed: object, reply: TurnReply | None) -> None:
         done.append(reply is not None)
+        if reply is not None:
+            replies.append(reply.text[:300])
+        print(f"turn {len(done)}: {'answered' if reply else 'failed'}", file=sys.stderr)
         turned.set()
 
     runtime.turn_listeners.append(on_turn)
@@ -147,6 +155,8 @@ async def run(model: Path, size: int, cache: Path, store: Store) -> dict[str, An
         "citing_a_keepable_item": sum(1 for p in proposals if p["cites_keepable"]),
         "kinds": dict(Counter(p["kind"] for p in proposals)),
         "seconds_per_turn": round(sum(seconds) / max(1, len(seconds)), 1),
+        "n_ctx": n_ctx,
+        "replies": replies,
         "examples": proposals[:10],
     }
 
@@ -165,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.source_proposals")
     parser.add_argument("--model", type=Path, default=None, help="A GGUF chat model.")
     parser.add_argument("--batch", type=int, default=10, help="Items per source delta.")
+    parser.add_argument("--limit", type=int, default=1000, help="Only the first N items.")
+    parser.add_argument(
+        "--n-ctx", type=int, default=8192, help="The model's context (the app's default: 8192)."
+    )
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mama-test-models")
     parser.add_argument("--json", type=Path, default=None, help="Also write the report here.")
     args = parser.parse_args(argv)
@@ -172,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store.open(Path(tmp) / "bench.db", DbKey.generate())
         try:
-            report = asyncio.run(run(model, args.batch, args.cache, store))
+            report = asyncio.run(run(model, args.batch, args.cache, store, args.limit, args.n_ctx))
         finally:
             store.close()
     text = json.dumps(report, indent=1, ensure_ascii=False)
