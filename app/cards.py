@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mama_core.memory.evidence import evidence_line
 from mama_core.memory.inputs import OWNER_PARTY
 
 _TURNS = {
@@ -39,6 +40,7 @@ def card_text(record: dict[str, Any]) -> str:
         lines.append(f"Applies when: {record['applies_when']}")
     for i, step in enumerate(record.get("steps") or [], start=1):
         lines.append(f"{i}. {step}")
+    lines += rests_on(record)
     scopes = ", ".join(record.get("scopes") or [])
     lines.append(
         f"_Proposed by {who} {when}{' in ' + scopes if scopes else ''}._".replace("  ", " ")
@@ -59,10 +61,22 @@ def commitment_card_text(record: dict[str, Any]) -> str:
         lines = [f"**Commitment #{record.get('id')}** ({record.get('status')}, {terms['state']})"]
     lines.append(f"{commitment_line(record.get('summary', ''), terms)}")
     sources = terms.get("source_observations") or []
-    if sources:
+    cited = rests_on(record)
+    if cited:
+        lines += cited
+    elif sources:
         lines.append("Found in " + ", ".join(f"obs:{i}" for i in sources))
     lines.append(f"_Recorded by {who} {when}._".replace("  ", " ").replace(" ._", "._"))
     return "\n".join(lines)
+
+
+def rests_on(record: dict[str, Any]) -> list[str]:
+    """The items a proposal cites, one line each (``memory.read``'s ``evidence``), so the
+    owner decides with what it rests on in view."""
+    cited: list[dict[str, Any]] = list(record.get("evidence") or [])
+    if not cited:
+        return []
+    return ["Rests on:", *(f"- {evidence_line(item)}" for item in cited)]
 
 
 def commitment_line(summary: object, terms: dict[str, Any]) -> str:
@@ -156,6 +170,7 @@ def record_text(record: dict[str, Any]) -> str:
     """A judgment in full, for the Show button."""
     lines = [f"**#{record.get('id')} {record.get('kind')}** ({record.get('status')})"]
     lines += record_body(record)
+    lines += rests_on(record)
     provenance: dict[str, Any] = record.get("provenance") or {}
     meta = [f"recorded {record.get('recorded_at')}", f"involvement {record.get('involvement')}"]
     if provenance.get("actor_name"):
@@ -179,7 +194,9 @@ def group_card_text(origin: str, records: list[dict[str, Any]]) -> str:
         summary = " ".join(str(record.get("summary", "")).split())
         if len(summary) > 160:
             summary = summary[:159] + "…"
-        lines.append(f"- #{record.get('id')} {record.get('kind')}: {summary}")
+        refs = (record.get("provenance") or {}).get("evidence") or []
+        cited = f" ({', '.join(map(str, refs))})" if refs else ""
+        lines.append(f"- #{record.get('id')} {record.get('kind')}: {summary}{cited}")
     if count > GROUP_LINES:
         lines.append(f"… and {count - GROUP_LINES} more (Review shows each).")
     lines.append(

@@ -292,17 +292,46 @@ def retire(
     _emit_receipt(receipt, as_json, "retired")
 
 
+text_option = click.option(
+    "--text",
+    default=None,
+    help="Edit and approve: your words become the active memory in place of the "
+    "proposal's (which stays in its history as replaced).",
+)
+
+
 @click.command()
 @click.argument("judgment_id", type=ROW_ID, required=False)
 @change_option
+@text_option
 @json_option
 @click.pass_obj
-def approve(obj: CliContext, judgment_id: int | None, change_id: int | None, as_json: bool) -> None:
+def approve(
+    obj: CliContext,
+    judgment_id: int | None,
+    change_id: int | None,
+    text: str | None,
+    as_json: bool,
+) -> None:
     """Approve a proposed memory (it becomes active), or the change an agent proposed
     to one of your memories or (with --change alone) to your settings: it is applied
-    as your own change."""
+    as your own change. With --text, approve the proposed memory in your own words."""
+    if text is not None:
+        if judgment_id is None or change_id is not None:
+            raise click.UsageError("--text goes with the id of a proposed memory alone")
+        _emit_receipt(edit_and_approve(obj, judgment_id, text), as_json, "approved as edited")
+        return
     receipt = obj.owner_mutate(parse_input(ApproveInput, **_decision(judgment_id, change_id)))
     _emit_receipt(receipt, as_json, "approved")
+
+
+def edit_and_approve(obj: CliContext, judgment_id: int, text: str) -> Receipt:
+    """The owner's ``text`` saved as the active record replacing proposal ``judgment_id``
+    (``edit_approval``): its kind, scopes, terms and evidence kept."""
+    from mama_core.memory.edit_approval import edited_save
+
+    record = obj.owner_dispatch("memory.read", {"id": judgment_id})["record"]
+    return obj.owner_mutate(edited_save(record, text))
 
 
 @click.command()

@@ -19,11 +19,12 @@ import click
 
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
-from app.cli.memory import receipt_line
+from app.cli.memory import edit_and_approve, receipt_line, text_option
 from app.cli.params import ROW_ID
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.errors import EngineError
+from mama_core.memory.evidence import evidence_line
 from mama_core.memory.inputs import ApproveInput, RejectInput
 from mama_core.memory.provenance import turn_words
 
@@ -60,6 +61,8 @@ class Proposal:
     """Records a proposed memory would replace."""
     record_summary: str | None = None
     """For a change: the owner's record as it stands."""
+    evidence: list[str] = field(default_factory=list[str])
+    """The items a proposed memory rests on, one line each (``obs:12 Anna in #ops: …``)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,6 +130,7 @@ def _new_memories(obj: CliContext, limit: int) -> list[Proposal]:
                 proposed_at=record["recorded_at"],
                 scopes=list(record.get("scopes") or []),
                 replaces=replaces,
+                evidence=[evidence_line(item) for item in record.get("evidence") or []],
             )
         )
     return out
@@ -184,6 +188,7 @@ def proposal_text(p: Proposal) -> str:
     lines = [head, f"    by {p.proposed_by}, {p.proposed_at}"]
     if p.why:
         lines.append(f"    why: {p.why}")
+    lines += [f"    rests on {line}" for line in p.evidence]
     return "\n".join(terminal_text(line) for line in lines)
 
 
@@ -231,11 +236,24 @@ def _decide_help(verb: str) -> str:
 )
 @click.argument("ids", nargs=-1, required=True)
 @click.option("--reason", default=None, help="Why (kept in the log beside the approval).")
+@text_option
 @json_option
 @click.pass_obj
 def approve_command(
-    obj: CliContext, ids: tuple[str, ...], reason: str | None, as_json: bool
+    obj: CliContext, ids: tuple[str, ...], reason: str | None, text: str | None, as_json: bool
 ) -> None:
+    if text is not None:
+        if len(ids) != 1 or reason is not None:
+            raise click.UsageError("--text edits one proposed memory: give one id, no --reason")
+        token = ids[0].strip().lstrip("#")
+        receipt = edit_and_approve(obj, ROW_ID.convert(token, None, None), text)
+        if as_json:
+            click.echo(
+                json_text({"results": [{"id": token, "ok": True, "receipt": receipt.to_wire()}]})
+            )
+        else:
+            click.echo(receipt_line(receipt, "approved as edited"))
+        return
     _decide_each(obj, "approve", ids, reason, forbid_resave=False, as_json=as_json)
 
 

@@ -131,8 +131,10 @@ class ContextBuilder:
     # --- pieces ---------------------------------------------------------
 
     def _input(self, claimed: ClaimedInput) -> str:
-        """The input; a connector's source delta as the digest of its new items; the
-        daily brief as its prompt with MAMA's own draft."""
+        """The input; a connector's source delta as the digest of its new items followed
+        by what to look for in them (``resources/prompts/source_delta.md``: decisions,
+        commitments and facts, each proposed with the refs it rests on); the daily brief
+        as its prompt with MAMA's own draft."""
         if claimed.kind is InputKind.SCHEDULED and is_brief(claimed.meta) and self.briefs:
             return brief_request(self.briefs.compose(claimed.id))
         ids = delta_observations(claimed.meta) if claimed.kind is InputKind.SOURCE_DELTA else []
@@ -141,7 +143,7 @@ class ContextBuilder:
         with self.db.read() as conn:
             items = load_items(conn, ids)
         connector = str(claimed.meta.get("connector") or claimed.source)
-        return render_digest(connector, items)
+        return f"{render_digest(connector, items)}\n\n{load_prompt('source_delta')}"
 
     def _scopes(self) -> list[str]:
         return sorted(self.grant.scopes)

@@ -16,6 +16,7 @@ one owed *to* the owner may land active.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -56,12 +57,14 @@ def due_fields(due: datetime | None) -> tuple[str | None, str | None]:
     return clock.iso(due), zone
 
 
-def terms_of_input(inp: CommitmentTerms | None) -> Terms:
-    """The terms a save records (none given: the owner owes it, to no one named, no due)."""
+def terms_of_input(inp: CommitmentTerms | None, sources: Sequence[int] = ()) -> Terms:
+    """The terms a save records (none given: the owner owes it, to no one named, no due);
+    found in ``sources``, every observation the save cites (its ``source_observations``
+    and its ``evidence``)."""
     if inp is None:
-        return Terms(OWNER_PARTY, "", None, None, OPEN)
+        return Terms(OWNER_PARTY, "", None, None, OPEN, tuple(sources))
     due_at, due_tz = due_fields(inp.due)
-    return Terms(inp.owed_by, inp.owed_to, due_at, due_tz, OPEN, tuple(inp.source_observations))
+    return Terms(inp.owed_by, inp.owed_to, due_at, due_tz, OPEN, tuple(sources))
 
 
 def landing_status(

@@ -66,6 +66,13 @@ class TombstonedError(EngineError):
     exit_code = 37
 
 
+class AlreadyRejectedError(EngineError):
+    """A proposal the owner already rejected, from the same items: not proposed again."""
+
+    code = "already_rejected"
+    exit_code = 41
+
+
 class CommandConflictError(EngineError):
     """A command id was reused with a different payload, action or caller."""
 
@@ -88,6 +95,7 @@ class InvalidTransitionError(EngineError):
 
 
 __all__ = [
+    "AlreadyRejectedError",
     "CommandConflictError",
     "EngineError",
     "InvalidInputError",

@@ -15,6 +15,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -128,6 +129,28 @@ class CommitmentTerms(ActionInput):
         return self
 
 
+def _observation_ref(value: object) -> object:
+    """``12`` or ``"12"`` as ``"obs:12"``: the refs are shown to agents as ``obs:N``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"obs:{value}"
+    if isinstance(value, str) and value.strip().isdigit():
+        return f"obs:{value.strip()}"
+    return value.strip() if isinstance(value, str) else value
+
+
+ObservationRef = Annotated[
+    str,
+    StringConstraints(pattern=r"^obs:[1-9][0-9]{0,17}$"),
+    AfterValidator(lambda v: v if int(v[4:]) <= MAX_ID else _too_big(v)),
+    BeforeValidator(_observation_ref),
+]
+"""An observation's ref as items show it: ``obs:12``."""
+
+
+def _too_big(value: str) -> str:
+    raise ValueError(f"{value} is not an observation id")
+
+
 class SaveInput(MutationInput):
     """memory.save: record a judgment (or revise others with ``replaces``)."""
 
@@ -161,6 +184,11 @@ class SaveInput(MutationInput):
         description="Save it proposed, for the owner's review, even where it would land "
         "active (you are guessing, e.g. a pattern found it and no one read it).",
     )
+    evidence: list[ObservationRef] = Field(
+        default_factory=list[str],
+        max_length=50,
+        description="The items it rests on, as their refs (obs:12); shown to the owner.",
+    )
 
     @model_validator(mode="after")
     def _guidance_shape(self) -> SaveInput:
@@ -172,7 +200,16 @@ class SaveInput(MutationInput):
             raise ValueError("a workflow needs at least one step")
         if len(set(self.replaces)) != len(self.replaces):
             raise ValueError("replaces lists an id twice")
+        if len(set(self.evidence)) != len(self.evidence):
+            raise ValueError("evidence lists an item twice")
         return self
+
+    def evidence_ids(self) -> list[int]:
+        """Every observation it cites: ``evidence`` and a commitment's sources, once each."""
+        cited = [int(r[4:]) for r in self.evidence]
+        if self.commitment is not None:
+            cited += self.commitment.source_observations
+        return list(dict.fromkeys(cited))
 
 
 class SearchInput(ActionInput):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from mama_core.memory.evidence import evidence_line
 from ui.palette import MUTED, WAITING_BACKGROUND, status_colour
 from ui.words import (
     action_word,
@@ -124,6 +125,10 @@ def record_html(result: dict[str, Any]) -> str:
     if record.get("confidence") is not None:
         out.append(_row("Confidence", escape(f"{float(record['confidence']):.2f}")))
     out.append(_row("Provenance", provenance_html(record.get("provenance") or {})))
+    cited: list[dict[str, Any]] = list(record.get("evidence") or [])
+    if cited:
+        items = "".join(f"<li>{escape(evidence_line(item))}</li>" for item in cited)
+        out.append(_row("Rests on", f"<ul style='margin:0'>{items}</ul>"))
     involvement = str(record.get("involvement") or "")
     out.append(_row("Involvement", escape(INVOLVEMENT_WORDS.get(involvement, involvement or "?"))))
     out.append(_row("Recorded", escape(local_time(record.get("recorded_at")))))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from mama_core.memory.edit_approval import carried
 from mama_core.model import GUIDANCE_KINDS, KINDS
 from ui.qt import Qt, QtWidgets
 
@@ -147,7 +148,8 @@ class QuotesList(QtWidgets.QWidget):
 
 
 class EditDialog(QtWidgets.QDialog):
-    """Edit a proposal before approving it: the result is an owner save that replaces it."""
+    """Edit a proposal before approving it: the result is an owner save that replaces it
+    (``edit_approval``: the items it rests on and a commitment's terms are kept)."""
 
     def __init__(self, parent: QtWidgets.QWidget | None, record: dict[str, Any]) -> None:
         super().__init__(parent)
@@ -155,6 +157,7 @@ class EditDialog(QtWidgets.QDialog):
         self.setObjectName("edit_dialog")
         self.setMinimumWidth(520)
         self._record_id = int(record["id"])
+        self._record = dict(record)
         form = QtWidgets.QFormLayout(self)
         self.kind = QtWidgets.QComboBox()
         self.kind.setObjectName("kind")
@@ -220,6 +223,8 @@ class EditDialog(QtWidgets.QDialog):
             payload["steps"] = steps
         if scopes:
             payload["scopes"] = scopes
+        # What the proposal rests on, and a commitment's terms, stay with the edit.
+        payload.update(carried(self._record, self.kind.currentText()))
         return payload
 
 

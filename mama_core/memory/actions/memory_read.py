@@ -1,5 +1,5 @@
-"""memory.read: one judgment with provenance, outcome, a change waiting for the
-owner's review, its replaced predecessors (labelled, under the same scope
+"""memory.read: one judgment with provenance, the items it rests on, outcome, a change
+waiting for the owner's review, its replaced predecessors (labelled, under the same scope
 predicate) and the events that touched it (redacted to the caller's scopes)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
 from mama_core.memory.events import EVENT_COLUMNS, event_from_row
+from mama_core.memory.evidence import evidence_ids, evidence_items
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
@@ -41,6 +42,8 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     record["pending_change"] = (
         None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
     )
+    # What it rests on: the cited items as the reader may see them (a review shows them).
+    record["evidence"] = evidence_items(conn, evidence_ids(judgment.provenance), call.grant)
     past = history(conn, judgment, call.grant)
     if judgment.kind == Kind.COMMITMENT:  # who owes whom by when, at each step
         for entry in (record, *past):

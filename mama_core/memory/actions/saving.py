@@ -14,8 +14,7 @@ import json
 import numpy as np
 
 from mama_core import clock
-from mama_core.memory import commitments, ownership
-from mama_core.memory.actions.observation_reads import load_observation
+from mama_core.memory import commitments, evidence, ownership
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import require_status, supersede
@@ -69,11 +68,11 @@ def _apply_save(
         require_writable(tx.grant, scopes_of(tx.conn, pred.id), f"judgment {pred.id}")
     decision = ownership.decide(session, "memory.save", predecessors)
     proposes = decision is ownership.Decision.PROPOSE
+    cited = inp.evidence_ids()
+    evidence.check_evidence(tx.conn, cited, tx.grant)  # only items the caller sees
     terms = None
     if inp.kind is Kind.COMMITMENT:
-        terms = commitments.terms_of_input(inp.commitment)
-        for observation_id in terms.sources:  # not_found unless the caller sees it
-            load_observation(tx.conn, observation_id, tx.grant)
+        terms = commitments.terms_of_input(inp.commitment, cited)
         status = commitments.landing_status(session, terms, proposes, bool(predecessors))
     else:
         status = initial_status(session, inp.kind, proposes)
@@ -92,8 +91,19 @@ def _apply_save(
         tx.secret,
         env.swap_same_meaning,
     )
+    if status is Status.PROPOSED and not session.acts_as_owner:
+        evidence.refuse_if_rejected(
+            tx.conn,
+            scopes,
+            inp.summary,
+            vector,
+            cited,
+            env.model_id,
+            env.tombstone_threshold,
+            env.swap_same_meaning,
+        )
     start = valid_from or tx.at
-    provenance = provenance_of(session)
+    provenance = evidence.stamp(provenance_of(session), cited)
     content = content_fields(
         kind=inp.kind.value,
         topic=inp.topic,

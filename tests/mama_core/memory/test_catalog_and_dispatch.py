@@ -68,6 +68,7 @@ def test_error_codes_and_exit_codes_are_distinct() -> None:
         engine_errors.CommandConflictError,
         engine_errors.NotFoundError,
         engine_errors.InvalidTransitionError,
+        engine_errors.AlreadyRejectedError,
     ]
     codes = [c.code for c in classes]
     assert codes == [
@@ -81,6 +82,7 @@ def test_error_codes_and_exit_codes_are_distinct() -> None:
         "command_conflict",
         "not_found",
         "invalid_transition",
+        "already_rejected",
     ]
     exits = [c.exit_code for c in classes]
     assert len(set(exits)) == len(exits)
