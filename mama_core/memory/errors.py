@@ -101,7 +101,7 @@ class UnknownPersonError(NotFoundError):
         )
         super().__init__(
             f"No one known as {name.strip()!r}: no commitment, message, meeting or memory "
-            f"names them.{hint}",
+            f"names them.{hint} List the people known, or join this name to one of them.",
             details={"name": name.strip(), "suggestions": suggestions},
         )
 

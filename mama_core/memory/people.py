@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, cast
 
+from mama_core import clock
 from mama_core.memory.actions.observation_reads import visible_clause
 from mama_core.memory.commitments import OPEN, list_commitments
 from mama_core.memory.errors import UnknownPersonError
@@ -181,12 +182,13 @@ class Directory:
         return self._spelling(best)
 
 
-def read_directory(conn: Connection, grant: Grant) -> Directory:
-    """Who ``grant`` may know of, from the commitments, connector items and calendar
-    events it may read, and the owner's joins."""
+def read_directory(conn: Connection, grant: Grant, now: datetime | None = None) -> Directory:
+    """Who ``grant`` may know of, from the open commitments, connector items and calendar
+    events it may read, and the owner's joins (``now``: what overdue is measured by)."""
     directory = Directory(grant, read_joins(conn))
-    far = datetime(9999, 1, 1, tzinfo=UTC)
-    directory.commitments = list_commitments(conn, grant, now=far, state=OPEN, limit=1_000_000)
+    directory.commitments = list_commitments(
+        conn, grant, now=now or clock.now(), state=OPEN, limit=1_000_000
+    )
     for row in directory.commitments:
         for party in (row["owed_by"], row["owed_to"]):
             if party and party != OWNER_PARTY:
@@ -382,7 +384,7 @@ def about(
     A name no source gives is still looked for in the memories' words (the owner's own
     notes name people too); if nothing at all names it, ``unknown_person`` with the
     nearest known names."""
-    directory = read_directory(conn, grant)
+    directory = read_directory(conn, grant, now)
     people = directory.people()
     key = alias_key(name)
     person = next((p for p in people if key in p.keys), None)
