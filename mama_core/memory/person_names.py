@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 _EMAIL = r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+"
 _WORD = r"\w+(?:-\w+)*"
@@ -28,6 +29,8 @@ MAX_ALIAS_WORDS = 6
 
 def folded(text: str) -> str:
     """``text`` with accents taken off and case folded ("Ángela" -> "angela")."""
+    if text.isascii():  # most text: nothing to take off (and 10x faster)
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     plain = "".join(c for c in decomposed if not unicodedata.combining(c))
     return plain.casefold()
@@ -42,6 +45,7 @@ def is_email(name: str) -> bool:
     return bool(_EMAIL_ONLY.match(name.strip()))
 
 
+@lru_cache(maxsize=65536)
 def alias_key(name: str) -> str:
     """The key ``name`` is compared by ("" when it has no word at all)."""
     text = name.strip()
@@ -58,7 +62,12 @@ class Identity:
     email: str
 
     def aliases(self) -> list[str]:
-        return [a for a in (self.name, self.email) if alias_key(a)]
+        return list(_aliases(self.name, self.email))
+
+
+@lru_cache(maxsize=65536)
+def _aliases(name: str, email: str) -> tuple[str, ...]:
+    return tuple(a for a in (name, email) if alias_key(a))
 
 
 def parse_author(author: str) -> Identity:
@@ -96,19 +105,21 @@ class NameIndex:
         """``names``: (alias key, what a match stands for, e.g. a person's key)."""
         self._by_words: dict[tuple[str, ...], set[str]] = {}
         self._lengths: set[int] = set()
+        self._firsts: set[str] = set()
         for key, target in names:
             run = tuple(key.split(" ")) if not is_email(key) else (key,)
             if not key or len(run) > MAX_ALIAS_WORDS:
                 continue
             self._by_words.setdefault(run, set()).add(target)
             self._lengths.add(len(run))
+            self._firsts.add(run[0])
 
     def found_in(self, text_words: Sequence[str]) -> set[str]:
         """The targets whose names occur in ``text_words`` (from ``words``)."""
         found: set[str] = set()
-        if not self._by_words:
-            return found
-        for at in range(len(text_words)):
+        for at, word in enumerate(text_words):
+            if word not in self._firsts:  # most words begin no name: one set lookup
+                continue
             for length in self._lengths:
                 run = tuple(text_words[at : at + length])
                 if len(run) == length and run in self._by_words:
