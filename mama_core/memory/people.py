@@ -132,40 +132,33 @@ class Directory:
             find(key)
         for a, b in self.links:
             union(a, b)
-        owner_first: dict[str, str] = {}
+        owner_keys: set[str] = set()
         for group in self.joins.groups:
             keys = [alias_key(n) for n in group]
             for key, name in zip(keys, group, strict=True):
                 find(key)
                 self.spellings.setdefault(key, Counter()).setdefault(name, 0)
-                owner_first.setdefault(key, name)
             for key in keys[1:]:
                 union(keys[0], key)
+            owner_keys.update(keys)
         members: dict[str, list[str]] = {}
         for key in parent:
             members.setdefault(find(key), []).append(key)
-        joined = {alias_key(g[0]): g for g in self.joins.groups}
+        named = {alias_key(g[0]): g[0] for g in self.joins.groups}
+        """The name the owner gave each group they joined (its first)."""
         people: list[Person] = []
         for keys in members.values():
-            shown = [k for k in keys if self._visible(k)]
+            shown = [k for k in keys if self.visible(k)]
             if not shown:
                 continue
-            heads = [
-                joined[k][0] for k in keys if k in joined and self._visible(alias_key(joined[k][0]))
-            ]
-            name = heads[0] if heads else self._best_name(shown)
+            given = [named[k] for k in keys if k in named and self.visible(k)]
+            name = given[0] if given else self._best_name(shown)
             aliases = sorted((self._spelling(k) for k in shown), key=str.casefold)
-            people.append(
-                Person(
-                    name,
-                    aliases,
-                    frozenset(keys),
-                    joined_by_owner=bool(heads) or any(k in owner_first for k in keys),
-                )
-            )
+            joined = bool(owner_keys.intersection(keys))
+            people.append(Person(name, aliases, frozenset(keys), joined_by_owner=joined))
         return people
 
-    def _visible(self, key: str) -> bool:
+    def visible(self, key: str) -> bool:
         """Whether the reader may see this alias: the owner sees all; an agent only what
         its own sources name."""
         if self.grant.all_scopes:
@@ -418,7 +411,8 @@ def about(
     ]
     upcoming = sorted((m for m in mine if _ends(m) >= now), key=lambda m: m.starts)
     recent = sorted((m for m in mine if _ends(m) < now), key=lambda m: m.starts, reverse=True)
-    known = any(k in directory.spellings for k in person.keys)
+    # Known: a source or the owner's joins name them, as far as this reader may see.
+    known = any(k in directory.spellings and directory.visible(k) for k in person.keys)
     if not (known or memory_rows):
         raise UnknownPersonError(name, suggestions(people, name))
     return {

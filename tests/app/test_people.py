@@ -164,9 +164,13 @@ def test_a_foreign_scope_s_memory_about_her_stays_out_of_an_agent_s_view(
     hiring = about(engine, "Anna", Grant.agent(["project:hiring", "channel:slack/#hiring"]), AGENT)
     assert summaries(hiring) == ["Anna approved the Q3 hiring plan"]
     assert [m["text"] for m in hiring["messages"]] == ["offer letters out"]
-    # Nothing granted: she is unknown, not an empty page that proves she exists.
+    # Nothing granted: she is unknown, not an empty page that proves she exists, even
+    # with the owner's join naming her.
+    engine.dispatch("person.join", {"names": ["Anna", "Anna Kowalska"]}, OWNER, OWNER_GRANT)
     with pytest.raises(UnknownPersonError):
-        about(engine, "Anna", Grant.agent(["project:elsewhere"]), AGENT)
+        about(engine, "Anna Kowalska", Grant.agent(["project:elsewhere"]), AGENT)
+    assert about(engine, "Anna Kowalska")["person"]["name"] == "Anna"  # the owner: known
+    assert about(engine, "Anna Kowalska", ops, AGENT)["person"]["aliases"] == ["Anna"]
 
 
 def test_commitments_to_and_from_her(engine: Engine) -> None:
