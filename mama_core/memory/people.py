@@ -81,6 +81,7 @@ class _Meeting:
         return {
             "observation_id": self.observation_id,
             "source": self.source,
+            "external_id": self.external_id,
             "title": self.title,
             "start": self.start,
             "end": self.end,
@@ -286,7 +287,7 @@ def _memory_rows(conn: Connection, grant: Grant) -> list[tuple[Any, ...]]:
     marks = ", ".join("?" for _ in MEMORY_STATUSES)
     return conn.execute(
         f"SELECT j.id, j.kind, j.status, j.summary, j.details, j.topic, j.recorded_at, "
-        f"{scope_names_column('j')} FROM judgments j WHERE j.status IN ({marks}) "
+        f"{scope_names_column('j')}, j.involvement FROM judgments j WHERE j.status IN ({marks}) "
         f"AND j.kind != 'commitment' AND {predicate} ORDER BY j.id DESC",
         (*MEMORY_STATUSES, *params),
     ).fetchall()
@@ -393,6 +394,7 @@ def about(
             "summary": str(r[3]),
             "recorded_at": str(r[6]),
             "scopes": visible_scopes(str(r[7]).split("\x1f") if r[7] else [], grant),
+            "involvement": str(r[8]),
         }
         for r in memory_rows[:limit]
     ]
@@ -442,8 +444,9 @@ def _messages(
     visible, params = visible_clause(grant)
     marks = ", ".join("?" for _ in authors)
     rows = conn.execute(
-        "SELECT id, source, channel, scope, author, text, received_at FROM (SELECT o.id, "
-        "o.source, f.channel, f.scope, o.author, o.text, o.received_at, row_number() OVER "
+        "SELECT id, source, channel, scope, author, text, received_at, external_id FROM "
+        "(SELECT o.id, o.source, f.channel, f.scope, o.author, o.text, o.received_at, "
+        "o.external_id, row_number() OVER "
         "(PARTITION BY o.source ORDER BY o.received_at DESC, o.id DESC) AS n "
         "FROM observations o JOIN observation_facets f ON f.observation_id = o.id "
         f"WHERE {visible} AND o.purged_at IS NULL AND o.author IN ({marks}) "
@@ -460,6 +463,7 @@ def _messages(
             "author": str(r[4]),
             "text": str(r[5]),
             "received_at": str(r[6]),
+            "external_id": str(r[7]),
         }
         for r in rows
     ]

@@ -17,9 +17,10 @@ from app.durable.transaction import RuntimeDb
 from mama_core.memory import Engine, Grant, NotGrantedError
 from mama_core.memory.errors import InvalidTransitionError, UnknownPersonError
 from mama_core.memory.person_names import NameIndex, alias_key, parse_author, words
+from mama_core.memory.taint import carries_outside_words, origin_of_read
 from mama_core.store import Store
 from tests.app.runtime.support import clock, embedder, engine, store
-from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, save
+from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, SOURCE_TURN_AGENT, save
 
 __all__ = ["clock", "embedder", "engine", "store"]
 
@@ -275,3 +276,29 @@ def test_join_and_split_are_the_owner_s_and_leave_events(engine: Engine, app_db:
     assert events() == before + 4  # one per change, none for the refusals
     rows = engine.store.conn.execute("SELECT count(*) FROM owner_settings WHERE key = 'people'")
     assert rows.fetchone()[0] == 4  # appended, never changed in place
+
+
+def test_a_page_with_her_messages_taints_the_turn_one_with_only_the_owners_words_does_not(
+    engine: Engine, app_db: RuntimeDb
+) -> None:
+    save(engine, "Anna prefers written updates over calls")
+    save(engine, "Bob owns the release checklist")
+    stored(app_db, message(1, "Bob", "ship it"))
+    ops = Grant.agent(["global", "channel:slack/#ops"])
+    owners_words = about(engine, "Anna", ops, AGENT)
+    assert summaries(owners_words) == ["Anna prefers written updates over calls"]
+    assert not carries_outside_words("person.about", owners_words)
+    with_messages = about(engine, "Bob", ops, AGENT)
+    assert [m["text"] for m in with_messages["messages"]] == ["ship it"]
+    assert carries_outside_words("person.about", with_messages)
+    assert origin_of_read("person.about", with_messages) == "#ops (slack:T1)"
+    # A memory saved from a source is a claim too, messages or not.
+    save(
+        engine,
+        "Anna says the budget is approved",
+        session=SOURCE_TURN_AGENT,
+        grant=Grant.agent(["global"]),
+    )
+    claimed = about(engine, "Anna", ops, AGENT)
+    assert claimed["messages"] == [] and len(claimed["memories"]) == 2
+    assert carries_outside_words("person.about", claimed)
