@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.connectors.base import Batch, Item
 from app.durable.connector_store import ConnectorStore
@@ -106,6 +108,23 @@ def test_names_are_whole_words_case_and_accent_blind_and_addresses_exact() -> No
     assert alias_key("Anna K.") == alias_key("anna  k") == "anna k"
     assert parse_author(ANNA).aliases() == ["Anna K", "anna@corp.example"]
     assert parse_author('"Kowalska, Anna" <Anna@Corp.example>').name == "Kowalska, Anna"
+
+
+LETTERS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzäéñ", min_size=2, max_size=8)
+OTHER = st.text(alphabet="0123456789 ,.!?()", max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=LETTERS, tail=LETTERS, before=OTHER, after=OTHER)
+def test_a_name_is_found_only_as_a_whole_word(
+    name: str, tail: str, before: str, after: str
+) -> None:
+    index = NameIndex([(alias_key(name), "them")])
+    # Positive control: the name itself, in capitals, before a possessive.
+    assert index.found_in(words(f"{before} {name.upper()}'s {after}")) == {"them"}
+    # Longer words that begin or end with it, or join it with a hyphen, are others.
+    for other in (name + tail, tail + name, f"{name}-{tail}"):
+        assert index.found_in(words(f"{before} {other} {after}")) == set(), other
 
 
 def test_memories_name_a_person_by_any_alias_but_not_annabel(
