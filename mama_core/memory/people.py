@@ -112,7 +112,7 @@ class Directory:
         keys = [alias_key(a) for a in identity.aliases()]
         for alias, key in zip(identity.aliases(), keys, strict=True):
             self.spellings.setdefault(key, Counter())[alias] += times
-        if len(keys) == 2 and not (set(keys) & self.joins.apart_keys()):
+        if len(keys) == 2 and not (set(keys) & self.joins.apart_keys):
             self.links.append((keys[0], keys[1]))
 
     def people(self) -> list[Person]:

@@ -14,6 +14,7 @@ pairs a source gives (an author line's name and address), or those would join it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -75,7 +76,9 @@ class Joins:
     groups: tuple[tuple[str, ...], ...] = ()
     apart: tuple[str, ...] = ()
 
+    @cached_property
     def apart_keys(self) -> frozenset[str]:
+        """The keys of the names kept apart (read for every name a source gives)."""
         return frozenset(alias_key(n) for n in self.apart)
 
     def as_value(self) -> dict[str, Any]:
@@ -114,7 +117,7 @@ class Joins:
             rest = tuple(n for n in group if alias_key(n) != key)
             if len(rest) >= 2:
                 groups.append(rest)
-        apart = self.apart if key in self.apart_keys() else (*self.apart, name)
+        apart = self.apart if key in self.apart_keys else (*self.apart, name)
         return Joins(tuple(groups), apart)
 
 
