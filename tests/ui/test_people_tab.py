@@ -148,10 +148,17 @@ def test_people_their_page_and_a_join(
         )
         assert people.current() is not None and people.current()["name"] == "Anna K"
         save_artifact(window, "review-people.png")
+        # Split a name off again: it leaves her page.
+        people.alias.setText("Anna")
+        assert people.buttons["split"].isEnabled()
+        acted = asyncio.ensure_future(wait_signal(people.acted, 30))
+        people.buttons["split"].click()
+        assert (await acted)[0] == "person.split"
+        await wait_until(lambda: sorted(counts(window)) == ["Anna", "Anna K"], people.loaded)
         await window.aclose()
 
     loop.run_until_complete(scenario())
     found = engine.dispatch("person.about", {"name": "a.k@home.example"}, OWNER, Grant.owner())
     assert found["person"]["name"] == "Anna K"
-    assert found["person"]["aliases"] == ["a.k@home.example", "Anna", "Anna K", "anna@corp.example"]
-    assert [m["summary"] for m in found["memories"]] == ["Anna prefers written updates over calls"]
+    assert found["person"]["aliases"] == ["a.k@home.example", "Anna K", "anna@corp.example"]
+    assert found["memories"] == []  # "Anna" (and what names her) is someone else again
