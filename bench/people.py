@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                 lambda: engine.dispatch("person.about", {"name": "Person 7"}, OWNER, owner),
                 args.runs,
             )
-            one_channel = Grant.agent(["channel:slack/ch2"])
+            one_channel = Grant.agent(["channel:slack/ch2"])  # where Person 7 writes on Slack
             agent_ms = timed(
                 lambda: engine.dispatch("person.about", {"name": "Person 7"}, AGENT, one_channel),
                 args.runs,
