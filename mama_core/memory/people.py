@@ -380,10 +380,11 @@ def about(
     nearest known names."""
     directory = read_directory(conn, grant, now)
     people = directory.people()
-    key = alias_key(name)
-    person = next((p for p in people if key in p.keys), None)
+    # "Anna K <anna@corp.example>", as an author line gives it, is looked up by both.
+    keys = {alias_key(a) for a in parse_author(name).aliases()} or {alias_key(name)}
+    person = next((p for p in people if keys & p.keys), None)
     if person is None:
-        person = Person(name.strip(), [name.strip()], frozenset({key}))
+        person = Person(name.strip(), [name.strip()], frozenset(keys))
     index = NameIndex((k, "hit") for k in person.keys)
     memory_rows = [r for r in _memory_rows(conn, grant) if index.found_in(_memory_words(r))]
     memories = [

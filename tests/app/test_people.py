@@ -150,7 +150,7 @@ def test_memories_name_a_person_by_any_alias_but_not_annabel(
 
     receipt = engine.dispatch("person.join", {"names": ["Anna K", "Anna"]}, OWNER, OWNER_GRANT)
     assert receipt["event_id"] > 0
-    for name in ("Anna", "anna k.", "ANNA@corp.example"):
+    for name in ("Anna", "anna k.", "ANNA@corp.example", "Anna K. <anna@corp.example>"):
         joined = about(engine, name)
         assert joined["person"]["name"] == "Anna K", name
         assert joined["person"]["aliases"] == ["Anna", "Anna K", "anna@corp.example"]
