@@ -50,6 +50,10 @@ ACTION_WORDS: dict[str, str] = {
     "observation.record": "message kept",
     "observation.list": "messages listed",
     "observation.read": "message read",
+    "person.list": "people listed",
+    "person.about": "person looked up",
+    "person.join": "names joined as one person",
+    "person.split": "name split off",
 }
 
 ACTOR_WORDS: dict[str, str] = {

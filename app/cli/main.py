@@ -21,6 +21,7 @@ from app.cli.doctor import doctor
 from app.cli.mcp_commands import hook, mcp
 from app.cli.memory import COMMANDS as MEMORY_COMMANDS
 from app.cli.observations import COMMANDS as FORGET_COMMANDS
+from app.cli.people import COMMANDS as PEOPLE_COMMANDS
 from app.cli.proposals import proposals
 from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
 from app.cli.timeline import timeline
@@ -84,7 +85,7 @@ for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:
     cli.add_command(_command)
-for _command in BRIEF_COMMANDS + CHAT_COMMANDS:
+for _command in BRIEF_COMMANDS + CHAT_COMMANDS + PEOPLE_COMMANDS:
     cli.add_command(_command)
 
 

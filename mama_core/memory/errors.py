@@ -94,6 +94,25 @@ class InvalidTransitionError(EngineError):
     exit_code = 40
 
 
+class UnknownPersonError(NotFoundError):
+    """No one the caller may know of goes by this name; the nearest known names are in
+    ``details["suggestions"]`` (a not-found, so its exit code is not-found's)."""
+
+    code = "unknown_person"
+
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        hint = (
+            f" Did you mean {', '.join(repr(s) for s in suggestions)}?"
+            if suggestions
+            else " No one with a similar name is known either."
+        )
+        super().__init__(
+            f"No one known as {name.strip()!r}: no commitment, message, meeting or memory "
+            f"names them.{hint} List the people known, or join this name to one of them.",
+            details={"name": name.strip(), "suggestions": suggestions},
+        )
+
+
 __all__ = [
     "AlreadyRejectedError",
     "CommandConflictError",
@@ -107,4 +126,5 @@ __all__ = [
     "SecretRefusedError",
     "TombstonedError",
     "UnknownActionError",
+    "UnknownPersonError",
 ]

@@ -18,6 +18,10 @@ from typing import Any
 OUTSIDE_READS: frozenset[str] = frozenset({"observation.list", "observation.read", "memory.quotes"})
 """Reads that return observations: words from outside, whatever they say."""
 
+OUTSIDE_PARTS: dict[str, tuple[str, ...]] = {"person.about": ("messages", "meetings")}
+"""Reads whose named parts, when not empty, hold observations (a person's messages,
+the calendar events they attend): outside words, as an ``observation.read`` is."""
+
 _OUTSIDE_INVOLVEMENT = "source_derived"
 _UNBELIEVED_STATUS = "proposed"
 
@@ -26,7 +30,17 @@ def carries_outside_words(action: str, result: Mapping[str, Any]) -> bool:
     """Whether the result of read ``action`` puts outside words into the turn."""
     if action in OUTSIDE_READS:
         return True
+    if any(_not_empty(result.get(part)) for part in OUTSIDE_PARTS.get(action, ())):
+        return True
     return _holds_claim(result)
+
+
+def _not_empty(value: object) -> bool:
+    """A part with at least one item (a dict of lists counts its lists' items)."""
+    if isinstance(value, Mapping):
+        parts: Mapping[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return any(_not_empty(v) for v in parts.values())  # pyright: ignore[reportUnknownArgumentType]
+    return bool(value)
 
 
 def _holds_claim(value: object) -> bool:

@@ -21,6 +21,7 @@ from ui.review.window import (
     TAB_AUDIT,
     TAB_GUIDANCE,
     TAB_MESSAGES,
+    TAB_PEOPLE,
     TAB_PROPOSED,
     TAB_RETIRED,
     TAB_WORK,
@@ -35,6 +36,7 @@ EXPECTED = {
     TAB_AUDIT: ("No events yet", "Every change"),
     TAB_MESSAGES: ("No messages kept yet", "Telegram", "connectors", "Slack, mail", "purge"),
     TAB_WORK: ("Nothing open", "soonest due", "approve one"),
+    TAB_PEOPLE: ("No one known yet", "commitments", "meetings"),
 }
 
 
@@ -74,6 +76,7 @@ def test_every_empty_tab_says_what_will_appear_and_how(
         await window.load()
         await window.messages.load()
         await window.work.load()
+        await window.people.load()
 
     run(loop, window, scenario)
     assert set(window.empty_states) == set(EXPECTED)
@@ -84,7 +87,7 @@ def test_every_empty_tab_says_what_will_appear_and_how(
         for word in words:
             assert word in state.text(), (tab, word, state.text())
         # Drawn over the whole empty list, not squeezed into a corner.
-        view = window.views.get(tab, window.work.view if tab == TAB_WORK else window.messages.view)
+        view = window.current_view()
         assert state.label.geometry() == view.viewport().rect()
     window.show_tab(TAB_PROPOSED)
     save_artifact(window, "review-empty.png")

@@ -20,6 +20,7 @@ from ui.review.lists import ALL_MEMORIES
 if TYPE_CHECKING:
     from ui.review.lists import JudgmentList, ListSpec
     from ui.review.messages_panel import MessagesPanel
+    from ui.review.people_panel import PeoplePanel
     from ui.review.work_panel import WorkPanel
 
 EMPTY_PROPOSED = (
@@ -54,6 +55,12 @@ EMPTY_MESSAGES = (
 EMPTY_WORK = (
     "Nothing open.\n\nWhat you promised and what others owe you appear here, soonest due "
     "first, once you tell MAMA about one or approve one the agent found in your messages."
+)
+
+EMPTY_PEOPLE = (
+    "No one known yet.\n\nThe people named in your commitments, the authors of what your "
+    "connectors read and the people in your meetings appear here; select one to see "
+    "what MAMA knows about them."
 )
 
 
@@ -162,4 +169,11 @@ def work_empty_state(work: WorkPanel) -> EmptyState:
     """The Work tab's placeholder, shown once its list has been read."""
     state = EmptyState(work.view, EMPTY_WORK)
     work.loaded.connect(state.filled)
+    return state
+
+
+def people_empty_state(people: PeoplePanel) -> EmptyState:
+    """The People tab's placeholder, shown once its list has been read."""
+    state = EmptyState(people.view, EMPTY_PEOPLE)
+    people.loaded.connect(state.filled)
     return state

@@ -33,9 +33,10 @@ from ui.review.data import (
     ReviewData,
 )
 from ui.review.detail_html import record_html
-from ui.review.empty_state import add_empty_states, work_empty_state
+from ui.review.empty_state import add_empty_states, people_empty_state, work_empty_state
 from ui.review.messages_panel import MessagesPanel
 from ui.review.models import ID_ROLE, RECORD_ROLE, JudgmentTableModel
+from ui.review.people_panel import PeoplePanel
 from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
 from ui.review.settings_changes import SettingsChangesPanel
@@ -62,6 +63,7 @@ __all__ = [
     "TAB_AUDIT",
     "TAB_GUIDANCE",
     "TAB_MESSAGES",
+    "TAB_PEOPLE",
     "TAB_PROPOSED",
     "TAB_RETIRED",
     "TAB_WORK",
@@ -72,7 +74,9 @@ TAB_MESSAGES = TAB_AUDIT + 1
 """The kept messages (``ui.review.messages_panel``): not memories, so not in ``views``."""
 TAB_WORK = TAB_MESSAGES + 1
 """The open commitments (``ui.review.work_panel``), with their own pane and buttons."""
-OWN_PANE_TABS = (TAB_MESSAGES, TAB_WORK)
+TAB_PEOPLE = TAB_WORK + 1
+"""Who MAMA knows of and what it holds about each (``ui.review.people_panel``)."""
+OWN_PANE_TABS = (TAB_MESSAGES, TAB_WORK, TAB_PEOPLE)
 """Tabs that show their own detail pane instead of the memory one."""
 
 TAB_TITLES: dict[int, str] = {
@@ -159,6 +163,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self.views, self.lists[TAB_ALL], self.messages, TAB_MESSAGES
         )
         self.empty_states[TAB_WORK] = work_empty_state(self.work)
+        self.empty_states[TAB_PEOPLE] = people_empty_state(self.people)
         self.undo_bar.timeout_ms = undo_ms
         self.window_state: WindowState | None = None
         if state_file is not None:
@@ -169,10 +174,16 @@ class ReviewWindow(QtWidgets.QMainWindow):
                     "review": self.splitter,
                     "messages": self.messages.splitter,
                     "work": self.work.splitter,
+                    "people": self.people.splitter,
                 },
                 {
                     view.objectName(): view
-                    for view in (*self.views.values(), self.messages.view, self.work.view)
+                    for view in (
+                        *self.views.values(),
+                        self.messages.view,
+                        self.work.view,
+                        self.people.view,
+                    )
                 },
             )
             self.window_state.restore()
@@ -237,6 +248,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.work.finished.connect(self.action_finished)
         self.work.source_requested.connect(self.show_observation)
         self._bridge.changed.connect(self._work_changed)
+        self.people = PeoplePanel(self._bridge, self._tasks)
+        self.tabs.insertTab(TAB_PEOPLE, self.people, "People")
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.detail = QtWidgets.QTextBrowser()
@@ -457,6 +470,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def current_view(self) -> QtWidgets.QTableView:
         tab = self.tabs.currentIndex()
+        if tab == TAB_PEOPLE:
+            return self.people.view
         return self.views.get(tab, self.work.view if tab == TAB_WORK else self.messages.view)
 
     def _current_id(self) -> int | None:
@@ -472,6 +487,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self.messages.refresh()
         elif tab == TAB_WORK:
             self.work.refresh()
+        elif tab == TAB_PEOPLE:
+            self.people.refresh()
         self._select_first_if_none(tab)
         self._current_row_changed()
         self._update_list_note()
@@ -806,6 +823,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
         once it has been shown (a hidden, never-opened tab waits until it is opened)."""
         if self.work.loaded_once:
             self.work.refresh()
+        if self.people.loaded_once and self.tabs.currentIndex() == TAB_PEOPLE:
+            self.people.refresh()
 
     def show_observation(self, observation_id: int) -> None:
         """The Messages tab with ``observation_id`` selected (a commitment's source)."""

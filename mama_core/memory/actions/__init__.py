@@ -27,6 +27,7 @@ from mama_core.memory.actions import observations
 from mama_core.memory.actions import commitment_changes
 from mama_core.memory.actions import commitment_list
 from mama_core.memory.actions import owner_settings
+from mama_core.memory.actions import people
 
 __all__ = [
     "checkpoints",
@@ -38,6 +39,7 @@ __all__ = [
     "observations",
     "outcomes",
     "owner_settings",
+    "people",
     "purge",
     "quotes",
     "restore",

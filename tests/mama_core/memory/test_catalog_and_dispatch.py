@@ -49,11 +49,15 @@ def test_every_action_has_a_strict_described_schema() -> None:
         "memory.purge",
         "memory.tombstone",
         "memory.restore",
+        "person.join",
+        "person.split",
     }
     owner_reads = {"memory.quotes", "tombstone.list"}
     assert owner_only | {"tombstone.lift"} | owner_reads == OWNER_ONLY_ACTIONS
     # Observations are read within the caller's scopes (connector items carry one).
     assert {"observation.list", "observation.read"} <= AGENT_ACTIONS
+    # What the memory holds about a person is read within the caller's scopes too.
+    assert {"person.about", "person.list"} <= AGENT_ACTIONS
 
 
 def test_error_codes_and_exit_codes_are_distinct() -> None:
