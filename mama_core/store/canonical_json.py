@@ -39,7 +39,7 @@ def dumps(value: Any) -> bytes:
 
 def _plain(value: Any) -> bool:
     """Whether ``json`` writes ``value`` exactly as RFC 8785 does."""
-    kind = type(value)
+    kind: type[object] = type(value)
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
