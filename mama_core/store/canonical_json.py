@@ -16,7 +16,7 @@ package's. A property test holds the two equal.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import rfc8785
 
@@ -37,17 +37,17 @@ def dumps(value: Any) -> bytes:
     return rfc8785.dumps(value)
 
 
-def _plain(value: Any) -> bool:
+def _plain(value: object) -> bool:
     """Whether ``json`` writes ``value`` exactly as RFC 8785 does."""
-    kind: type[object] = type(value)
+    kind = type(value)
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_SAFE_INT <= value <= _SAFE_INT
+        return -_SAFE_INT <= cast(int, value) <= _SAFE_INT
     if kind is list or kind is tuple:
-        return all(_plain(item) for item in value)
+        return all(_plain(item) for item in cast(list[object], value))
     if kind is dict:
-        for key, item in value.items():
+        for key, item in cast(dict[object, object], value).items():
             if type(key) is not str:
                 return False
             if not key.isascii() and max(key) >= _BMP_BELOW_SURROGATES:
