@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.corpus import Corpus
-from mama_core.embeddings import PASSAGE, Role
+from mama_core.embeddings import PASSAGE, Embedder, Role
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import DbKey, Store
 
@@ -44,7 +44,8 @@ def synthetic_vector(text: str, dim: int) -> np.ndarray:
 
 
 class LookupEmbedder:
-    """An ``Embedder`` answering from precomputed vectors (synthetic for unknown texts)."""
+    """An ``Embedder`` answering from precomputed vectors (synthetic for unknown texts);
+    with ``live`` set, the real model answers instead (to measure a save with it)."""
 
     def __init__(self, model_id: str, dim: int, known: dict[str, np.ndarray] | None = None) -> None:
         self._model_id = model_id
@@ -52,6 +53,7 @@ class LookupEmbedder:
         self.known = dict(known or {})
         self.synthetic = 0
         self.seconds = 0.0
+        self.live: Embedder | None = None
 
     @property
     def model_id(self) -> str:
@@ -62,6 +64,8 @@ class LookupEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str], role: Role = PASSAGE) -> np.ndarray:
+        if self.live is not None:
+            return self.live.embed(texts, role)
         # Stored texts only (passages): the known vectors are passage vectors.
         began = time.perf_counter()
         out = np.zeros((len(texts), self._dim), dtype=np.float32)

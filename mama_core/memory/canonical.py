@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-import rfc8785
+from mama_core.store import canonical_json
 
 
 def canonical(value: Any) -> bytes:
     """RFC 8785 canonical JSON bytes of ``value``."""
-    return rfc8785.dumps(value)
+    return canonical_json.dumps(value)
 
 
 def sha256_hex(data: bytes | str) -> str:

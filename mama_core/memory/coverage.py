@@ -224,6 +224,19 @@ def row_digests(
         yield str(row[0]), secret.seal(table.name, *row[1:])
 
 
+_EVENT_COLUMNS = tuple((t.name, col) for t in CHAINED for col in t.event_columns)
+_NAMING_SQL = " UNION ALL ".join(
+    f"SELECT {i} WHERE EXISTS (SELECT 1 FROM {name} WHERE {col} = ?1)"
+    for i, (name, col) in enumerate(_EVENT_COLUMNS)
+)
+
+
+def _tables_naming(conn: Connection, event_id: int) -> set[tuple[str, str]]:
+    """The ``(table, column)`` pairs with a row naming ``event_id``: one statement of
+    indexed probes, so a save that wrote two such rows does not run ten lookups."""
+    return {_EVENT_COLUMNS[int(i)] for (i,) in conn.execute(_NAMING_SQL, (event_id,))}
+
+
 def written_rows(
     conn: Connection,
     secret: StoreSecret,
@@ -231,11 +244,13 @@ def written_rows(
     named: dict[str, set[str]],
 ) -> dict[str, dict[str, str]]:
     """The digests an event records: rows naming it in their event columns, plus ``named``."""
+    naming = _tables_naming(conn, event_id)
     out: dict[str, dict[str, str]] = {}
     for table in CHAINED:
         digests: dict[str, str] = {}
-        for col in table.event_columns:  # each an indexed lookup
-            digests.update(row_digests(conn, secret, table, f"t.{col} = ?", (event_id,)))
+        for col in table.event_columns:
+            if (table.name, col) in naming:
+                digests.update(row_digests(conn, secret, table, f"t.{col} = ?", (event_id,)))
         keys = sorted(named.get(table.name, ()))
         if keys:
             digests.update(row_digests(conn, secret, table, table.lookup, (json.dumps(keys),)))

@@ -89,6 +89,8 @@ def find_match(
         "AND s.name IN (SELECT value FROM json_each(:scopes))) ORDER BY t.id",
         {"model": model_id, "scopes": json.dumps(sorted(set(scopes)))},
     ).fetchall()
+    if not rows:  # the usual case: no tombstone in these scopes, nothing to normalise
+        return None
     prints = {fingerprint(summary), fingerprint(summary, secret)}
     for row in rows:
         if row[1] in prints:

@@ -18,8 +18,7 @@ import hashlib
 import hmac
 from typing import Any, cast
 
-import rfc8785
-
+from mama_core.store import canonical_json
 from mama_core.store.connection import Connection
 from mama_core.store.keys import DbKey
 
@@ -49,7 +48,7 @@ class StoreSecret:
 
     def hash(self, value: Any) -> str:
         """Hex HMAC-SHA256 of the canonical JSON (RFC 8785) of ``value``."""
-        return self.hash_bytes(rfc8785.dumps(value))
+        return self.hash_bytes(canonical_json.dumps(value))
 
     def seal(self, table: str, *values: object) -> str:
         """The seal of one row: the keyed hash of its table name and values (blobs as hex)."""

@@ -143,9 +143,13 @@ def _apply_save(
     bind_scopes(tx.conn, judgment_id, scopes)
     if terms is not None:
         commitments.write_terms(tx, judgment_id, terms)
+    blob = vector.astype("<f4").tobytes()
+    dim = int(vector.shape[0])
+    # Sealed here, so the seal trigger has nothing to rewrite (it checks the seal).
+    seal = tx.secret.seal("embeddings", judgment_id, env.model_id, dim, blob)
     tx.conn.execute(
-        "INSERT INTO embeddings (judgment_id, model_id, dim, vector) VALUES (?, ?, ?, ?)",
-        (judgment_id, env.model_id, int(vector.shape[0]), vector.astype("<f4").tobytes()),
+        "INSERT INTO embeddings (judgment_id, model_id, dim, vector, seal) VALUES (?, ?, ?, ?, ?)",
+        (judgment_id, env.model_id, dim, blob, seal),
     )
     tx.record_added(judgment_id, status.value, involvement.value)
     for pred in predecessors:
