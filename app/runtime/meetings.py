@@ -28,6 +28,7 @@ CALENDAR_SOURCE = "calendar:"
 PAGE = 500
 TITLE_HEADS = ("Meeting: ", "Cancelled meeting: ")
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 @dataclass(frozen=True)
@@ -170,8 +171,10 @@ def agenda_lines(
         for item in during(meeting, commitments):
             lines.append(f"  ⚠ due during it: #{item['id']} {_short(str(item.get('summary')))}")
     tomorrow = on_day(meetings, today + timedelta(days=1), zone)
-    if tomorrow:
-        lines.append("Tomorrow first: " + meeting_line(tomorrow[0], zone, today + timedelta(1)))
+    # The first meeting to be at tomorrow: a timed one before an all-day day.
+    timed = [m for m in tomorrow if not m.all_day] or tomorrow
+    if timed:
+        lines.append("Tomorrow first: " + meeting_line(timed[0], zone, today + timedelta(1)))
     return lines
 
 
@@ -209,7 +212,8 @@ def today_text(
 ) -> str:
     """The ``/today`` answer: the day's meetings, with what is due during them."""
     local = now.astimezone(zone)
-    head = f"{WEEKDAYS[local.weekday()]} {local:%d %b %Y}, {local:%H:%M} ({zone.key})"
+    day = f"{WEEKDAYS[local.weekday()]} {local.day} {MONTHS[local.month - 1]} {local.year}"
+    head = f"Today, {day} ({local:%H:%M} {zone.key})"
     if not meetings:
         return (
             f"{head}\nNo calendar items are kept yet: add your calendar with "
