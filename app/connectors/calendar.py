@@ -59,7 +59,8 @@ OPTIONS_HELP: dict[str, str] = {
 
 DAYS_BACK = 14
 DAYS_AHEAD = 60
-TIMEOUT_S = 30.0
+TIMEOUT_S = 120.0
+"""Seconds per request: a whole window of a busy calendar is one large REPORT."""
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
