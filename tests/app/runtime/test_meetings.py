@@ -16,15 +16,18 @@ import pytest
 from app.connectors.base import Batch
 from app.connectors.calendar import Calendar, build
 from app.durable.connector_store import ConnectorStore
+from app.durable.desk import desk_input
 from app.durable.schema import open_runtime_db
 from app.durable.transaction import RuntimeDb
 from app.runtime.brief_gather import BriefWriter
 from app.runtime.meetings import agenda_lines, latest, on_day, today_text
+from app.runtime.owner_runtime import OwnerRuntime
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import Store
 from tests.app.connectors import calendar_data as data
 from tests.app.connectors.calendar_servers import IcsFile
-from tests.app.runtime.support import ManualClock
+from tests.app.runtime.support import ManualClock, RecordingChannel, ScriptedAgent, Signal
+from tests.app.runtime.test_owner_runtime import run, texts
 
 BERLIN = ZoneInfo("Europe/Berlin")
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
@@ -181,3 +184,30 @@ def test_the_brief_and_today_read_the_newest_state_from_the_store(
     assert brief[0] == "Your brief for Wed 2 Dec 2026, 08:00 (Europe/Berlin)"
     assert brief[2:4] == ["Meetings today (4):", "• all day Company day"]
     assert "• 16:00-17:00 Quarterly review (Room 4)" in brief
+
+
+def test_today_at_the_desk_is_answered_without_the_agent(
+    ics: IcsFile, engine: Engine, store: Store, app_db: RuntimeDb
+) -> None:
+    """The chat window and ``mama ask`` post to the mailbox: ``/today`` there is read from
+    the store, whatever agent runs (the scripted one here would answer otherwise)."""
+    clock = ManualClock(data.NOW)
+    engine.dispatch("owner.set_timezone", {"timezone": "Europe/Berlin"}, OWNER, Grant.owner())
+    ConnectorStore(app_db, clock).store_batch("google", "calendar", poll(ics))
+    # Two turns scripted: the calendar's own source delta, and the question below.
+    agent = ScriptedAgent([[], []], reply="the agent's own words")
+
+    async def scenario(runtime: OwnerRuntime, channel: RecordingChannel, _: Signal) -> None:
+        await runtime.post(desk_input("/today"))
+        await channel.signal.until(lambda: len(channel.sent) == 1)
+        await runtime.post(desk_input("what is on today?"))  # positive control: the agent
+        await channel.signal.until(lambda: len(channel.sent) == 2)
+
+    run(engine, store, agent, scenario, channel := RecordingChannel(), clock)
+    first, second = texts(channel)
+    assert "• 14:00-15:00 Quarterly review (Room 4)" in first.splitlines()
+    assert "Today, Wed 2 Dec 2026 (08:00 Europe/Berlin)" in first
+    assert second.endswith("the agent's own words")
+    # /today was no turn of the agent's; the question was (the positive control).
+    assert not any(p.rstrip().endswith("\n/today") for p in agent.prompts)
+    assert any(p.rstrip().endswith("\nwhat is on today?") for p in agent.prompts)
