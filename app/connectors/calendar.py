@@ -25,13 +25,21 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time, timedelta
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from app.connectors.base import Batch, BrokenParts, ConnectorError, Problem, listed
+from app.connectors.base import (
+    Batch,
+    BrokenParts,
+    ConnectorError,
+    PartProblem,
+    Problem,
+    listed,
+)
 from app.connectors.calendar_events import (
     CalendarDataError,
     Change,
@@ -127,6 +135,7 @@ class Calendar:
         self.days_back = days_back
         self.days_ahead = days_ahead
         self.clock = clock
+        self._backlog: Pending | None = None
 
     def window(self, now: datetime) -> tuple[datetime, datetime]:
         """From midnight (UTC) ``days_back`` days ago to ``days_ahead`` days after today."""
@@ -136,6 +145,30 @@ class Calendar:
     async def poll(self, cursor: str | None, limit: int) -> Batch:
         state: dict[str, Any] = json.loads(cursor) if cursor else {}
         known = {k: Known.from_json(v) for k, v in dict(state.get("events") or {}).items()}
+        pending = self._backlog if self._backlog and self._backlog.cursor == cursor else None
+        if pending is None:
+            pending = await self._read(state, known)
+        taken = pending.changes[: max(1, limit)]
+        for change in taken:
+            _remember(known, change)
+        rest = pending.changes[len(taken) :]
+        more = bool(rest)
+        new_state: dict[str, Any] = {
+            "events": {k: v.to_json() for k, v in sorted(known.items())},
+            "complete": not more,
+            "day": pending.day if not more else state.get("day"),
+            "tags": {**dict(state.get("tags") or {}), **pending.tags} if not more else {},
+        }
+        cursor_text = json.dumps(new_state, sort_keys=True)
+        # What was read but not returned waits here for the next poll from this cursor
+        # (in memory only: after a restart the window is simply read again).
+        self._backlog = replace(pending, cursor=cursor_text, changes=rest) if more else None
+        items = tuple(c.item for c in taken if c.item is not None)
+        return Batch(items, cursor_text, more=more, problems=pending.problems)
+
+    async def _read(self, state: Mapping[str, Any], known: dict[str, Known]) -> Pending:
+        """Read the source and work out every change against ``known`` (an occurrence
+        that only left the window is forgotten from ``known`` at once, without an item)."""
         now = self.clock()
         day = now.astimezone(UTC).date().isoformat()
         start, end = self.window(now)
@@ -153,24 +186,14 @@ class Calendar:
             now=now,
             scope=calendar_scope,
         )
-        quiet = [c for c in made if c.item is None]
+        for change in made:
+            if change.item is None:
+                _remember(known, change)
         loud = sorted(
             (c for c in made if c.item is not None),
             key=lambda c: (c.item.at, c.item.external_id) if c.item else (now, ""),
         )
-        taken = loud[: max(1, limit)]
-        for change in [*quiet, *taken]:
-            _remember(known, change)
-        more = len(loud) > len(taken)
-        new_state: dict[str, Any] = {
-            "events": {k: v.to_json() for k, v in sorted(known.items())},
-            "complete": not more,
-            "day": day if not more else state.get("day"),
-            "tags": {**dict(state.get("tags") or {}), **read.tags} if not more else {},
-        }
-        items = tuple(c.item for c in taken if c.item is not None)
-        cursor_text = json.dumps(new_state, sort_keys=True)
-        return Batch(items, cursor_text, more=more, problems=read.problems)
+        return Pending("", loud, day, read.tags, read.problems)
 
     async def check(self) -> str:
         start, end = self.window(self.clock())
@@ -188,6 +211,19 @@ class Calendar:
 
     async def aclose(self) -> None:
         await self.reader.aclose()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The changes one read found, in the order they are returned (oldest first)."""
+
+    cursor: str
+    """The cursor the next poll must come from to be served from here."""
+    changes: list[Change]
+    day: str
+    """The day (UTC) the window was read on."""
+    tags: dict[str, str]
+    problems: tuple[PartProblem, ...]
 
 
 def _remember(known: dict[str, Known], change: Change) -> None:
@@ -209,7 +245,7 @@ class Read:
         """The calendars read in full this time (what is missing from them is gone)."""
         self.tags: dict[str, str] = {}
         """Each read calendar's sync token or ETag, to skip it next time if unchanged."""
-        self.problems: tuple[Any, ...] = ()
+        self.problems: tuple[PartProblem, ...] = ()
 
 
 class Reader:

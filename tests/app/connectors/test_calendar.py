@@ -193,8 +193,29 @@ def test_moves_cancellations_and_deletions_are_followed(
     assert radicale.writes(account.user) == writes + 1  # only the fixture's own PUT
 
 
-def test_a_batch_limit_leaves_the_rest_for_the_next_poll(account: Account, work: str) -> None:
+def polls(connector: Calendar, cursor: str | None, limit: int) -> list[Batch]:
+    """Poll one connector from ``cursor`` until it says there is no more."""
+
+    async def run() -> list[Batch]:
+        batches: list[Batch] = []
+        try:
+            while not batches or batches[-1].more:
+                batches.append(
+                    await connector.poll(batches[-1].cursor if batches else cursor, limit)
+                )
+        finally:
+            await connector.aclose()
+        return batches
+
+    return asyncio.run(run())
+
+
+def test_a_batch_limit_leaves_the_rest_for_the_next_poll(
+    radicale: Radicale, account: Account, work: str
+) -> None:
     everything = poll(caldav(account))
+    ids = sorted(i.external_id for i in everything.items)
+    # A fresh connector each poll (as after a restart): the window is read again each time.
     first = poll(caldav(account), limit=5)
     assert len(first.items) == 5 and first.more
     rest: list[Item] = list(first.items)
@@ -205,8 +226,17 @@ def test_a_batch_limit_leaves_the_rest_for_the_next_poll(account: Account, work:
         cursor = batch.cursor
         if not batch.more:
             break
-    assert sorted(i.external_id for i in rest) == sorted(i.external_id for i in everything.items)
+    assert sorted(i.external_id for i in rest) == ids
     assert poll(caldav(account), cursor).items == ()
+
+    # One connector polling on (as the runtime does): one read, the rest served from it.
+    reports = radicale.requests(account.user, ("REPORT",))
+    batches = polls(caldav(account), None, 5)
+    assert len(batches) == -(-len(ids) // 5) and [len(b.items) for b in batches[:-1]] == [5] * (
+        len(batches) - 1
+    )
+    assert sorted(i.external_id for b in batches for i in b.items) == ids
+    assert radicale.requests(account.user, ("REPORT",)) == reports + 1
 
 
 def test_the_window_moves_with_the_day(account: Account, work: str) -> None:
