@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
@@ -199,6 +199,8 @@ class Known:
     cancellation, only out of sight."""
     title: str
     metadata: dict[str, Any]
+    calendar: str
+    """The calendar it is in (only a calendar read in full can say it is gone)."""
 
     @property
     def external_id(self) -> str:
@@ -206,11 +208,11 @@ class Known:
         return f"#{self.serial}-{self.fingerprint}"
 
     def to_json(self) -> list[Any]:
-        return [self.serial, self.fingerprint, self.end, self.title, self.metadata]
+        return [self.serial, self.fingerprint, self.end, self.title, self.metadata, self.calendar]
 
     @classmethod
     def from_json(cls, raw: list[Any]) -> Known:
-        return cls(int(raw[0]), str(raw[1]), str(raw[2]), str(raw[3]), dict(raw[4]))
+        return cls(int(raw[0]), str(raw[1]), str(raw[2]), str(raw[3]), dict(raw[4]), str(raw[5]))
 
 
 def external_id(key: str, known: Known) -> str:
@@ -256,6 +258,7 @@ def changes(
             end=str(occ.metadata["end"]),
             title=occ.title,
             metadata={k: occ.metadata[k] for k in ("uid", "recurrence_id", "start", "end")},
+            calendar=occ.calendar,
         )
         metadata = dict(occ.metadata)
         if before is not None:
@@ -277,7 +280,7 @@ def changes(
             )
         )
     for key, before in known.items():
-        calendar = key.split("/", 1)[0]
+        calendar = before.calendar
         if key in seen or calendar not in read_calendars:
             continue
         if _ended_before(before.end, window_start):
@@ -294,7 +297,7 @@ def changes(
             "status": "cancelled",
             REVISES: external_id(key, before),
         }
-        gone = Known(before.serial + 1, "deleted", before.end, before.title, before.metadata)
+        gone = replace(before, serial=before.serial + 1, fingerprint="deleted")
         made.append(
             Change(
                 key,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from app.connectors import kinds
 from app.connectors.base import REVISES, Batch, ConnectorError, Item, Problem
 from app.connectors.calendar import Calendar, build, calendar_scope
+from app.connectors.calendar_events import changes, occurrences, parse_calendar
 from tests.app.connectors import calendar_data as data
 from tests.app.connectors.calendar_servers import (
     PASSWORD,
@@ -360,3 +362,36 @@ def item_rows(*batches: Batch) -> list[Mapping[str, Any]]:
                 }
             )
     return rows
+
+
+def test_only_a_calendar_read_in_full_can_say_an_event_is_gone() -> None:
+    """Calendars "Team" and "Team/Ops": when only "Team" was read (the other's sync token
+    unchanged), nothing of "Team/Ops" is taken for deleted."""
+    start, end = data.NOW - timedelta(days=14), data.NOW + timedelta(days=60)
+    found = occurrences(parse_calendar(data.review()), "Team/Ops", start, end)
+    first = changes(
+        found,
+        {},
+        {"Team/Ops"},
+        source="calendar:x",
+        window_start=start,
+        now=data.NOW,
+        scope=calendar_scope,
+    )
+    known = {c.key: c.known for c in first if c.known is not None}
+    assert list(known) == ["Team/Ops/review/-"]
+
+    def gone(read: set[str]) -> list[tuple[str, str]]:
+        made = changes(
+            [],
+            known,
+            read,
+            source="calendar:x",
+            window_start=start,
+            now=data.NOW,
+            scope=calendar_scope,
+        )
+        return [(c.item.channel, c.item.metadata["status"]) for c in made if c.item]
+
+    assert gone({"Team"}) == []
+    assert gone({"Team", "Team/Ops"}) == [("Team/Ops", "cancelled")]  # positive control
