@@ -12,7 +12,9 @@ occurrence that is new or changed since the cursor (``calendar_events``). The
 window is read again only when something changed: a calendar whose CalDAV sync
 token (RFC 6578) is the one the cursor holds, or an address answering
 ``304 Not Modified`` to its ETag, is skipped until the day turns (the window
-moves) — a server without either is read each poll. Nothing is ever written to
+moves) — a server without either is read each poll. When a read finds more than
+one batch, the rest is served from memory to the next poll from that cursor
+(after a restart the window is read again). Nothing is ever written to
 the calendar: no invitation is answered, no event touched.
 
 Source ``calendar:<account or host>``; scope ``channel:calendar/<calendar name>``.
