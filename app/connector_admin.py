@@ -225,7 +225,7 @@ async def check_connector(config: ConnectorConfig, secret: SecretLookup | None =
         await connector.aclose()
 
 
-PICKS: dict[str, str] = {"trello": "boards", "slack": "channels"}
+PICKS: dict[str, str] = {"trello": "boards", "slack": "channels", "calendar": "calendars"}
 """The option each kind can offer choices for, read live from the source."""
 
 

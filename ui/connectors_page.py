@@ -39,6 +39,7 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("trello", "Trello"),
     ("slack", "Slack"),
     ("mail", "Mail (IMAP)"),
+    ("calendar", "Calendar (read only)"),
 )
 """(kind, label) in the order the kind menu offers them."""
 
@@ -69,15 +70,27 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         Field("username", "User", "you@example.com"),
         Field("folders", "Folders", "Default: INBOX; e.g. INBOX, Projects", as_list=True),
     ),
+    "calendar": (
+        Field("url", "CalDAV server", "https://cloud.example.com/remote.php/dav"),
+        Field("username", "User", "you@example.com"),
+        Field("calendars", "Calendars", "Default: all; e.g. Work, Team", as_list=True),
+    ),
 }
 """The options the page asks for; the rest keep their defaults (``mama connectors add``
 sets any of them)."""
+
+CALENDAR_ADDRESS_FIELDS: tuple[Field, ...] = (
+    Field("name", "Calendar name", "Default: the name the address gives"),
+)
+"""A calendar read from an iCalendar address (Google's secret address): the address
+itself is its secret."""
 
 SECRET_LABELS: dict[str, str] = {
     "token": "Token",
     "api_key": "API key",
     "password": "Password",
     "oauth_token": "OAuth2 token",
+    "ics_url": "Secret iCal address",
 }
 
 COLUMNS = ("Name", "Kind", "State", "Items", "Last poll", "Problem")
@@ -242,6 +255,10 @@ class ConnectorsPage(QtWidgets.QWidget):
         self.auth.setObjectName("connector_auth")
         self.auth.addItem("App password", "password")
         self.auth.addItem("OAuth2 token (XOAUTH2)", "xoauth2")
+        self.calendar_source = QtWidgets.QComboBox()
+        self.calendar_source.setObjectName("connector_calendar_source")
+        self.calendar_source.addItem("CalDAV server", "caldav")
+        self.calendar_source.addItem("iCalendar address (e.g. Google's secret address)", "ics")
         self.interval = QtWidgets.QSpinBox()
         self.interval.setObjectName("connector_interval")
         self.interval.setRange(1, 86_400)
@@ -257,6 +274,7 @@ class ConnectorsPage(QtWidgets.QWidget):
         self.name.textChanged.connect(self._name_changed)
         self.kind.currentIndexChanged.connect(self._rebuild_form)
         self.auth.currentIndexChanged.connect(self._rebuild_form)
+        self.calendar_source.currentIndexChanged.connect(self._rebuild_form)
         self._rebuild_form()
         self._show()
         if open_store is None:
@@ -273,6 +291,7 @@ class ConnectorsPage(QtWidgets.QWidget):
                 widget = item.widget() if item is not None else None
                 if widget is not None and widget not in (
                     self.auth,
+                    self.calendar_source,
                     self.interval,
                     self.add_button,
                     self.keyring_note,
@@ -282,7 +301,9 @@ class ConnectorsPage(QtWidgets.QWidget):
                     widget.setParent(None)
         kind = self.kind_value()
         self._option_fields = {}
-        for field in FIELDS[kind]:
+        if kind == "calendar":
+            self.form.addRow("Read from", self.calendar_source)
+        for field in self._fields():
             edit = QtWidgets.QLineEdit()
             edit.setObjectName(f"connector_option_{field.key}")
             edit.setPlaceholderText(field.placeholder)
@@ -347,9 +368,13 @@ class ConnectorsPage(QtWidgets.QWidget):
     def secret_field(self, key: str) -> QtWidgets.QLineEdit:
         return self._secret_fields[key]
 
+    def shown_fields(self) -> tuple[list[str], list[str]]:
+        """The option and secret keys the form asks for now, in order."""
+        return list(self._option_fields), list(self._secret_fields)
+
     def _form_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
-        for field in FIELDS[self.kind_value()]:
+        for field in self._fields():
             text = self._option_fields[field.key].text().strip()
             if not text:
                 continue
@@ -365,9 +390,18 @@ class ConnectorsPage(QtWidgets.QWidget):
             options["auth"] = "xoauth2"
         return options
 
+    def _fields(self) -> tuple[Field, ...]:
+        """The option fields of the chosen kind (a calendar's depend on where it is read)."""
+        kind = self.kind_value()
+        if kind == "calendar" and self.calendar_source.currentData() == "ics":
+            return CALENDAR_ADDRESS_FIELDS
+        return FIELDS[kind]
+
     def _secret_keys(self) -> list[str]:
         kind = self.kind_value()
-        options = {"auth": self.auth.currentData()} if kind == "mail" else {}
+        options: dict[str, Any] = {"auth": self.auth.currentData()} if kind == "mail" else {}
+        if kind == "calendar" and self.calendar_source.currentData() == "caldav":
+            options = {"url": "caldav"}  # only whether a url is given decides the secret
         from app.connectors.kinds import secret_keys
 
         return secret_keys(kind, options)
@@ -394,7 +428,7 @@ class ConnectorsPage(QtWidgets.QWidget):
 
             return typed.get(key) or (connector_secret(name, key) if name else None)
 
-        label = FIELDS[kind][0].label.lower() if FIELDS[kind] else option
+        label = next((f.label.lower() for f in FIELDS[kind] if f.key == option), option)
         self.pick_button.setEnabled(False)
         self._say(f"Asking {dict(KINDS)[kind]} for your {label}…")
         try:

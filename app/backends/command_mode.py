@@ -55,6 +55,12 @@ COMMANDS: tuple[Command, ...] = (
         "/work",
         "your open commitments by due time (answered by the bot itself)",
     ),
+    Command(
+        "today",
+        "/today",
+        "today's meetings from your calendar, with what is due during them "
+        "(answered by the bot itself)",
+    ),
     Command("help", "/help", "this list"),
 )
 

@@ -2,9 +2,10 @@
 
 Both send owner turns through ``app.desk`` (the same mailbox as Telegram's,
 answered by the running app or daemon, or by this command when none runs).
-``/work`` is answered here from the owner's ledger, as the Telegram bot does it
-itself; ``/forget`` in ``mama chat`` erases your last message and its reply (the
-terminal's "reply with /forget"), ``/forget ID`` a memory, each after asking.
+``/work`` and ``/today`` are answered here from the owner's ledger and calendar,
+as the Telegram bot does it itself; ``/forget`` in ``mama chat`` erases your
+last message and its reply (the terminal's "reply with /forget"), ``/forget ID``
+a memory, each after asking.
 """
 
 from __future__ import annotations
@@ -69,6 +70,20 @@ def _work_answer(obj: CliContext) -> str:
     return work_text(found.get("commitments") or [])
 
 
+def _today_answer(obj: CliContext) -> str:
+    """``/today``: the day's meetings from the calendar's latest state, with any backend."""
+    from app.runtime.meetings import today_answer
+    from mama_core import clock
+    from mama_core.memory.owner_settings import zone_for
+
+    zone = zone_for(obj.owner_dispatch("owner.settings", {})["timezone"])
+    return today_answer(obj.owner_dispatch, clock.now(), zone)
+
+
+ANSWERED_HERE = {"/work": _work_answer, "/today": _today_answer}
+"""Commands answered from the store by this command itself, whatever the backend."""
+
+
 def _command(text: str) -> str:
     return text.strip().partition(" ")[0].lower()
 
@@ -88,8 +103,8 @@ def ask(obj: CliContext, words: tuple[str, ...], timeout: float, as_json: bool) 
     if not text:
         raise InvalidInputError("Give the message to send, e.g. mama ask 'what is due today?'")
     command = _command(text)
-    if command == "/work":
-        answer = _work_answer(obj)
+    if command in ANSWERED_HERE:
+        answer = ANSWERED_HERE[command](obj)
         if as_json:
             click.echo(json_text({"receipt": None, "reply": answer}))
         else:
@@ -160,8 +175,8 @@ def chat(obj: CliContext, timeout: float, history_lines: int) -> None:
         if command in QUIT_WORDS:
             return
         try:
-            if command == "/work":
-                _echo_text(_work_answer(obj), "MAMA: ")
+            if command in ANSWERED_HERE:
+                _echo_text(ANSWERED_HERE[command](obj), "MAMA: ")
                 continue
             if command == "/forget":
                 _forget(obj, desk, text, last_input)

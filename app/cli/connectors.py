@@ -56,7 +56,7 @@ __all__ = [
 
 @click.group()
 def connectors() -> None:
-    """The sources MAMA reads: Slack, mail (IMAP), Trello."""
+    """The sources MAMA reads: Slack, mail (IMAP), Trello, your calendar (read only)."""
 
 
 def _connector_store(obj: CliContext) -> AbstractContextManager[ConnectorStore]:
@@ -116,7 +116,8 @@ def add(
     disabled: bool,
     as_json: bool,
 ) -> None:
-    """Add a connector of KIND (slack, mail, trello) named NAME; asks for its secrets."""
+    """Add a connector of KIND (slack, mail, trello, calendar) named NAME; asks for its
+    secrets."""
     help_lines = kind_options(kind)
     parsed = dict(_parse_option(o) for o in options)
     config = new_connector(

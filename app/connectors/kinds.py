@@ -4,7 +4,8 @@ Every module here exposes ``build(name, options, secret) -> Connector`` and
 ``OPTIONS_HELP`` (option -> one line for the owner); ``SECRETS`` (the secret keys
 it reads, e.g. ``("api_key", "token")``) is optional — ``KNOWN_SECRETS`` names
 them for Slack (``token``) and mail (``password``, or ``oauth_token`` with
-``auth=xoauth2``). A kind whose module is missing says so instead of crashing.
+``auth=xoauth2``) and the calendar (``password`` for CalDAV, else ``ics_url``).
+A kind whose module is missing says so instead of crashing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ KINDS: dict[str, str] = {
     "slack": "app.connectors.slack",
     "mail": "app.connectors.mail",
     "trello": "app.connectors.trello",
+    "calendar": "app.connectors.calendar",
 }
 
 SecretLookup = Callable[[str], "str | None"]
@@ -71,9 +73,15 @@ def _mail_secrets(options: Mapping[str, Any]) -> list[str]:
     return ["oauth_token" if options.get("auth") == "xoauth2" else "password"]
 
 
+def _calendar_secrets(options: Mapping[str, Any]) -> list[str]:
+    # CalDAV's password, or (without url=) the iCalendar address, which is its own secret.
+    return ["password"] if options.get("url") else ["ics_url"]
+
+
 KNOWN_SECRETS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "slack": lambda _options: ["token"],
     "mail": _mail_secrets,
+    "calendar": _calendar_secrets,
 }
 """The secrets of kinds whose modules do not name them (``SECRETS``), by their options."""
 

@@ -1,7 +1,8 @@
 """The daily brief as MAMA writes it without a model: a pure function over plain inputs.
 
-What the owner who lives in Slack, mail and Trello wants first thing: what came in
-since the last brief (per connector and channel), which promises are overdue or
+What the owner who lives in Slack, mail, Trello and a calendar wants first thing:
+today's meetings (with what falls due during them), what came in since the last
+brief (per connector and channel), which promises are overdue or
 due today and which new ones wait for a yes, and how many proposals wait for
 review. The inputs are what the catalog reads return (``observation.counts``,
 ``commitment.list``, ``memory.search`` over proposals); the gatherer
@@ -17,6 +18,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from app.runtime.meetings import Meeting, agenda_lines
 from mama_core import clock as store_clock
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -47,6 +49,8 @@ class BriefInputs:
     """More proposals wait than ``proposals`` holds."""
     commitments_error: str | None = None
     """Why the commitments could not be read (then the section says so, not "nothing")."""
+    meetings: Sequence[Meeting] = ()
+    """Every kept calendar occurrence's latest state; none (no calendar): no section."""
 
 
 def build_brief(inputs: BriefInputs) -> str:
@@ -54,6 +58,8 @@ def build_brief(inputs: BriefInputs) -> str:
     zone = ZoneInfo(inputs.timezone)
     now = inputs.now.astimezone(zone)
     lines = [f"Your brief for {_day(now)}, {now:%H:%M} ({inputs.timezone})"]
+    if inputs.meetings:
+        lines += ["", *agenda_lines(inputs.meetings, inputs.now, zone, inputs.commitments)]
     if "observations" in inputs.covers:
         lines += ["", *_observations(inputs, zone)]
     if "commitments" in inputs.covers:

@@ -16,6 +16,7 @@ from typing import Any
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.transaction import RuntimeDb
 from app.runtime.brief import BriefInputs, build_brief
+from app.runtime.meetings import read_meetings, today_answer
 from app.runtime.schedule import schedule_facts
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant
@@ -98,9 +99,10 @@ class BriefWriter:
                 },
             )
             proposals = list(found["results"])
+        zone = zone_for(settings["timezone"])
         inputs = BriefInputs(
             now=now,
-            timezone=zone_for(settings["timezone"]).key,
+            timezone=zone.key,
             since=since,
             covers=covers,
             observation_counts=counts["counts"],
@@ -108,8 +110,14 @@ class BriefWriter:
             proposals=proposals,
             proposals_more=len(proposals) >= PROPOSAL_LIMIT,
             commitments_error=commitments_error,
+            meetings=read_meetings(self._read, zone),
         )
         return inputs, newest
+
+    def today(self) -> str:
+        """The ``/today`` answer (blocking): the day's meetings in the owner's zone."""
+        zone = zone_for(self._read("owner.settings", {})["timezone"])
+        return today_answer(self._read, self.clock.now(), zone)
 
     def _read(self, action: str, payload: dict[str, Any]) -> dict[str, Any]:
         return self.engine.dispatch(action, payload, self.facts, self.grant)

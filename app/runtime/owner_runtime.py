@@ -397,6 +397,10 @@ class OwnerRuntime:
         if _is_brief(claimed) and isinstance(self.backend, CommandModeBackend):
             # No model: MAMA writes the brief itself.
             return TurnReply(await self.run_db(self.briefs.compose, claimed.id))
+        if _is_today(claimed):
+            # The owner's own /today (the chat window, the desk): a read of the calendar
+            # and the ledger needs no model, whatever the backend.
+            return TurnReply(await self.run_db(self.briefs.today))
         try:
             await self._ensure_backend()
         except BackendUnavailableError as exc:
@@ -654,6 +658,16 @@ class OwnerRuntime:
 
 def _is_brief(claimed: ClaimedInput) -> bool:
     return claimed.kind is InputKind.SCHEDULED and is_brief(claimed.meta)
+
+
+def _is_today(claimed: ClaimedInput) -> bool:
+    words = claimed.text.strip().split()
+    return (
+        claimed.kind is InputKind.OWNER_MESSAGE
+        and claimed.evidence is None
+        and len(words) == 1
+        and words[0].lower().split("@", 1)[0] == "/today"
+    )
 
 
 def _tell(listeners: list[Callable[[bool], None]], value: bool) -> None:

@@ -275,6 +275,9 @@ class TelegramGateway:
         if command == "/work" and not forwarded and message.external_reply is None:
             await self._work(message)
             return
+        if command == "/today" and not forwarded and message.external_reply is None:
+            await self._today(message)
+            return
         if command == "/forget" and not forwarded and message.external_reply is None:
             # The owner's own command; as a reply it names the chat's message to forget
             # (a forwarded one included).
@@ -502,6 +505,18 @@ class TelegramGateway:
             await self._quiet_reply(message, exc.message)
             return
         for chunk in split_html(to_html(work_text(found.get("commitments") or []))):
+            with contextlib.suppress(TelegramError):
+                await message.reply_text(chunk, parse_mode=ParseMode.HTML)
+
+    async def _today(self, message: Message) -> None:
+        """Today's meetings in the owner's zone, from the calendar's latest state
+        (answered by the bot itself, like /work: no model needed)."""
+        try:
+            text = await self.runtime.run_db(self.runtime.briefs.today)
+        except MamaError as exc:
+            await self._quiet_reply(message, exc.message)
+            return
+        for chunk in split_html(to_html(text)):
             with contextlib.suppress(TelegramError):
                 await message.reply_text(chunk, parse_mode=ParseMode.HTML)
 
