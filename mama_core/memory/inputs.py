@@ -156,6 +156,13 @@ class SaveInput(MutationInput):
     commitment: CommitmentTerms | None = Field(
         None, description="For kind commitment: who owes it to whom, by when, found where."
     )
+    even_if_duplicate: bool = Field(
+        False,
+        description=(
+            "Owner only: save it as its own memory even though a live memory in the same "
+            "scopes already says the same (otherwise the save is answered with that memory)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _guidance_shape(self) -> SaveInput:
