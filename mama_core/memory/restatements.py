@@ -26,6 +26,7 @@ import numpy as np
 
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.tombstones import normalise
+from mama_core.scope_bindings import same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
@@ -87,25 +88,13 @@ def find_restatement(
     is that of the save's own neighbourhood, not of the store."""
     if kind in NEVER_MERGED_KINDS or not scopes:
         return None
-    wanted = sorted(set(scopes))
+    same_scopes, scope_params = same_scopes_predicate("j", scopes)
     rows = conn.execute(
         "SELECT j.id, j.status, j.summary, j.applies_when, e.vector FROM judgments j "
-        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = :model "
-        "WHERE j.kind = :kind AND j.status IN (SELECT value FROM json_each(:statuses)) "
-        "AND j.id IN (SELECT b.judgment_id FROM scope_bindings b JOIN scopes s "
-        "ON s.id = b.scope_id WHERE s.name = :first) "
-        "AND (SELECT count(*) FROM scope_bindings b WHERE b.judgment_id = j.id) = :n "
-        "AND NOT EXISTS (SELECT 1 FROM scope_bindings b JOIN scopes s ON s.id = b.scope_id "
-        "WHERE b.judgment_id = j.id AND s.name NOT IN (SELECT value FROM json_each(:scopes))) "
-        "ORDER BY j.id",
-        {
-            "model": model_id,
-            "kind": kind,
-            "statuses": json.dumps(list(statuses)),
-            "first": wanted[0],
-            "n": len(wanted),
-            "scopes": json.dumps(wanted),
-        },
+        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
+        "WHERE j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) "
+        f"AND {same_scopes} ORDER BY j.id",
+        [model_id, kind, json.dumps(list(statuses)), *scope_params],
     ).fetchall()
     text = said(summary, applies_when)
     best: Restatement | None = None

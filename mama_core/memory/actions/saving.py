@@ -231,7 +231,7 @@ def _already_said(
         code = "already_remembered"
         message = (
             f"Already remembered as #{jid}; nothing new was saved. To keep it as its own "
-            "memory, save it again with even_if_duplicate ('mama remember --anyway')."
+            "memory, save it again with even_if_duplicate."
         )
     else:
         code = "already_proposed"
