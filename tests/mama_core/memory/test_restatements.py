@@ -117,6 +117,12 @@ def test_an_agent_restating_proposes_a_merge_the_owner_reviews(e5_engine: Engine
     other = agent_save(e5_engine, "The release branch is cut on Wednesdays")
     assert other["status"] == "active" and "duplicate_of" not in other
 
+    # The owner's review shows what it says again.
+    read = e5_engine.dispatch("memory.read", {"id": proposed["judgment_id"]}, OWNER, OWNER_GRANT)
+    assert read["record"]["restates"] == {"id": first["judgment_id"], "summary": THURSDAYS}
+    plain = e5_engine.dispatch("memory.read", {"id": other["judgment_id"]}, OWNER, OWNER_GRANT)
+    assert "restates" not in plain["record"]
+
     e5_engine.dispatch("review.approve", {"id": proposed["judgment_id"]}, OWNER, OWNER_GRANT)
     assert first["judgment_id"] in active_ids(e5_engine)
     assert proposed["judgment_id"] in active_ids(e5_engine)
