@@ -26,6 +26,9 @@ import numpy as np
 
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.tombstones import normalise
+from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE, bm25_search
+from mama_core.recall.lexical_query import build_lexical_query
+from mama_core.recall.predicate import Predicate
 from mama_core.scope_bindings import same_scopes_predicate
 from mama_core.store.connection import Connection
 
@@ -68,6 +71,13 @@ class Restatement:
     """None: the same text after normalising; else the cosine of the two vectors."""
 
 
+SCAN_ALL = 2_000
+"""Up to this many live records in a save's neighbourhood (same kind, same scopes),
+every one's vector is compared; beyond it only ``LEXICAL_CANDIDATES`` found by the
+words, so a save's cost does not grow with the store (nor an import's with its square)."""
+LEXICAL_CANDIDATES = 200
+
+
 def find_restatement(
     conn: Connection,
     *,
@@ -80,21 +90,35 @@ def find_restatement(
     threshold: float,
     swap_same_meaning: float,
     statuses: Sequence[str],
+    scan_all: int = SCAN_ALL,
 ) -> Restatement | None:
     """The live record (one of ``statuses``) of ``kind`` in exactly ``scopes`` that a
     save of ``summary`` restates, the closest first; None if there is none.
 
-    Only records of the same kind bound to the same scope set are read, so the cost
-    is that of the save's own neighbourhood, not of the store."""
+    A neighbourhood of at most ``scan_all`` records is read whole (a translation
+    shares no words with its original); a larger one is narrowed to the records the
+    full-text indexes rank highest for the save's words, then compared the same way."""
     if kind in NEVER_MERGED_KINDS or not scopes:
         return None
     same_scopes, scope_params = same_scopes_predicate("j", scopes)
+    live = f"j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) AND {same_scopes}"
+    live_params: list[object] = [kind, json.dumps(list(statuses)), *scope_params]
+    crowded = (
+        conn.execute(
+            f"SELECT 1 FROM judgments j WHERE {live} LIMIT 1 OFFSET ?", [*live_params, scan_all]
+        ).fetchone()
+        is not None
+    )
+    narrowed = ""
+    if crowded:
+        candidates = _worded_candidates(conn, said(summary, applies_when), kind, scopes, statuses)
+        narrowed = "AND j.id IN (SELECT value FROM json_each(?)) "
+        live_params.append(json.dumps(candidates))
     rows = conn.execute(
         "SELECT j.id, j.status, j.summary, j.applies_when, e.vector FROM judgments j "
         "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
-        "WHERE j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) "
-        f"AND {same_scopes} ORDER BY j.id",
-        [model_id, kind, json.dumps(list(statuses)), *scope_params],
+        f"WHERE {live} {narrowed}ORDER BY j.id",
+        [model_id, *live_params],
     ).fetchall()
     text = said(summary, applies_when)
     best: Restatement | None = None
@@ -108,6 +132,21 @@ def find_restatement(
         if best is None or _closer(found, best):
             best = found
     return best
+
+
+def _worded_candidates(
+    conn: Connection, text: str, kind: str, scopes: Sequence[str], statuses: Sequence[str]
+) -> list[int]:
+    """The live records the word and trigram indexes rank highest for ``text``."""
+    lexical = build_lexical_query(text)
+    predicate = Predicate.build(scopes, statuses, [kind])
+    found: set[int] = set()
+    matches = ((WORD_TABLE, lexical.word_match()), (TRIGRAM_TABLE, lexical.trigram_match()))
+    for table, match in matches:
+        if match:
+            ranked = bm25_search(conn, table, match, predicate, LEXICAL_CANDIDATES, (1.0, 1.0, 1.0))
+            found.update(r.id for r in ranked)
+    return sorted(found)
 
 
 def _closer(a: Restatement, b: Restatement) -> bool:

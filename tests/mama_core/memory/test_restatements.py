@@ -12,6 +12,7 @@ import pytest
 
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, NotGrantedError
+from mama_core.memory.restatements import SCAN_ALL, find_restatement
 from mama_core.store import Store
 from tests.mama_core.memory.helpers import (
     AGENT,
@@ -185,3 +186,33 @@ def test_search_shows_records_that_say_the_same_as_one_result(e5_engine: Engine)
     }
     assert tuesdays["judgment_id"] in [r["id"] for r in found]
     assert not any(r["id"] in thursdays for r in found if r is not grouped[0])
+
+
+def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
+    e5_engine: Engine, e5_embedder: GgufEmbedder
+) -> None:
+    first = save(e5_engine, THURSDAYS)
+    for text in ("The printer is on floor 2", "Lunch is at noon", "We ship on Tuesdays"):
+        save(e5_engine, text)
+    scale = e5_embedder.score_scale
+
+    def lookup(summary: str, scan_all: int) -> int | None:
+        found = find_restatement(
+            e5_engine.store.conn,
+            kind="fact",
+            scopes=["global"],
+            summary=summary,
+            applies_when=None,
+            vector=e5_embedder.embed_one(summary),
+            model_id=e5_embedder.model_id,
+            threshold=scale.restatement_threshold,
+            swap_same_meaning=scale.swap_same_meaning,
+            statuses=["active"],
+            scan_all=scan_all,
+        )
+        return None if found is None else found.judgment_id
+
+    # Read whole, and narrowed to what the indexes find for the words: the same answer.
+    for scan_all in (SCAN_ALL, 0):
+        assert lookup("We ship on Thursday", scan_all) == first["judgment_id"]
+        assert lookup("We ship on Wednesdays", scan_all) is None
