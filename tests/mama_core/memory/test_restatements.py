@@ -13,6 +13,7 @@ import pytest
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, NotGrantedError
 from mama_core.memory.restatements import SCAN_ALL, find_restatement
+from mama_core.memory.verify import verify_store
 from mama_core.store import Store
 from tests.mama_core.memory.helpers import (
     AGENT,
@@ -69,6 +70,11 @@ def test_the_thursday_case_leaves_one_active_memory(e5_engine: Engine) -> None:
     ).fetchall()
     assert {int(r[0]) for r in rows} == {first["judgment_id"]}
     assert all(f'"restates": {first["judgment_id"]}' in r[1] for r in rows)
+    reader = e5_engine.store.new_connection()
+    try:
+        assert verify_store(reader, e5_engine.store.secret).ok
+    finally:
+        reader.close()
     # Positive control: another day is another fact, saved as its own memory.
     tuesdays = save(e5_engine, "We ship on Tuesdays", scopes=["global"])
     assert tuesdays["status"] == "active" and "duplicate_of" not in tuesdays
