@@ -26,9 +26,8 @@ import numpy as np
 
 from mama_core.memory.tombstone_match import near_duplicate, numbers_in_order
 from mama_core.memory.tombstones import normalise
-from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE, bm25_search
+from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
 from mama_core.recall.lexical_query import build_lexical_query
-from mama_core.recall.predicate import Predicate
 from mama_core.scope_bindings import same_scopes_predicate
 from mama_core.store.connection import Connection
 
@@ -79,7 +78,7 @@ every one's vector is compared; beyond it only ``LEXICAL_CANDIDATES`` found by t
 words, so a save's cost does not grow with the store (nor an import's with its square:
 reading 2,000 made ``bench.write``'s import 5x slower). The words lose little: e5
 scores translations, which share none, below the threshold anyway."""
-LEXICAL_CANDIDATES = 200
+LEXICAL_CANDIDATES = 400
 
 
 def find_restatement(
@@ -115,7 +114,7 @@ def find_restatement(
     )
     narrowed = ""
     if crowded:
-        candidates = _worded_candidates(conn, said(summary, applies_when), kind, scopes, statuses)
+        candidates = _worded_candidates(conn, said(summary, applies_when))
         narrowed = "AND j.id IN (SELECT value FROM json_each(?)) "
         live_params.append(json.dumps(candidates))
     rows = conn.execute(
@@ -138,18 +137,21 @@ def find_restatement(
     return best
 
 
-def _worded_candidates(
-    conn: Connection, text: str, kind: str, scopes: Sequence[str], statuses: Sequence[str]
-) -> list[int]:
-    """The live records the word and trigram indexes rank highest for ``text``."""
+def _worded_candidates(conn: Connection, text: str) -> list[int]:
+    """The records the word and trigram indexes rank highest for ``text``, whoever's they
+    are: FTS5 ranks its matches alone in a few milliseconds, while admitting each by
+    status, kind and scope first reads every match's (encrypted) row; the caller's own
+    query keeps only the live ones of the neighbourhood."""
     lexical = build_lexical_query(text)
-    predicate = Predicate.build(scopes, statuses, [kind])
     found: set[int] = set()
     matches = ((WORD_TABLE, lexical.word_match()), (TRIGRAM_TABLE, lexical.trigram_match()))
     for table, match in matches:
         if match:
-            ranked = bm25_search(conn, table, match, predicate, LEXICAL_CANDIDATES, (1.0, 1.0, 1.0))
-            found.update(r.id for r in ranked)
+            rows = conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                (match, LEXICAL_CANDIDATES),
+            ).fetchall()
+            found.update(int(r[0]) for r in rows)
     return sorted(found)
 
 
