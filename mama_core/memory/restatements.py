@@ -78,7 +78,7 @@ every one's vector is compared; beyond it only ``LEXICAL_CANDIDATES`` found by t
 words, so a save's cost does not grow with the store (nor an import's with its square:
 reading 2,000 made ``bench.write``'s import 5x slower). The words lose little: e5
 scores translations, which share none, below the threshold anyway."""
-LEXICAL_CANDIDATES = 400
+LEXICAL_CANDIDATES = 100
 
 
 def find_restatement(
@@ -143,16 +143,18 @@ def _worded_candidates(conn: Connection, text: str) -> list[int]:
     status, kind and scope first reads every match's (encrypted) row; the caller's own
     query keeps only the live ones of the neighbourhood."""
     lexical = build_lexical_query(text)
-    found: set[int] = set()
-    matches = ((WORD_TABLE, lexical.word_match()), (TRIGRAM_TABLE, lexical.trigram_match()))
-    for table, match in matches:
-        if match:
-            rows = conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-                (match, LEXICAL_CANDIDATES),
-            ).fetchall()
-            found.update(int(r[0]) for r in rows)
-    return sorted(found)
+    # Words where the text has them; trigrams only for scripts written without spaces
+    # (a long sentence's trigrams match nearly every record).
+    table, match = WORD_TABLE, lexical.word_match()
+    if match is None:
+        table, match = TRIGRAM_TABLE, lexical.trigram_match()
+    if match is None:
+        return []
+    rows = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+        (match, LEXICAL_CANDIDATES),
+    ).fetchall()
+    return sorted(int(r[0]) for r in rows)
 
 
 def _closer(a: Restatement, b: Restatement) -> bool:
