@@ -17,7 +17,7 @@ from bundle_support import Bundle, Person, person_env
 
 from tests.app.conftest import secret_service
 from tests.conftest import REPO_ROOT, TEST_KEY_HEX
-from tests.ui.test_real_tray import x_display
+from tests.ui.conftest import x_display
 
 # Fixtures shared with the main suite: a private keyring, and Xvfb with a real tray.
 __all__ = ["secret_service", "x_display"]

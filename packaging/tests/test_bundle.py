@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from app.keys import KEYRING_SERVICE, keyring_account
 from app.provenance import git_commit
 from tests.conftest import REPO_ROOT
-from tests.ui.test_real_tray import XDisplay, poll
+from tests.ui.conftest import XDisplay, poll
 from ui.startup_probe import read_marks
 
 pytestmark = pytest.mark.slow
