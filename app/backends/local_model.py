@@ -28,6 +28,7 @@ import asyncio
 import copy
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 MAX_TOOL_ROUNDS = 6
 HISTORY_MESSAGES = 40
 ANSWER_MAX_TOKENS = 1024
+MESSAGE_OVERHEAD_TOKENS = 8
+"""What a chat template adds around each message (role markers, separators): counted on
+top of the content's own tokens so that a history measured to fit does fit."""
 HIDDEN_ARGUMENTS = ("command_id",)
 """Arguments the host fills in itself (idempotency keys): not offered to the model."""
 LOOSENED = ("maxLength", "minLength", "maxItems", "minItems", "pattern", "format")
@@ -88,6 +92,7 @@ class LocalModelBackend:
         self._grammar: Any = None
         self._system = system_prompt
         self._history: list[dict[str, str]] = []
+        self._token_counts: dict[str, int] = {}
         self._version: str | None = None
 
     @property
@@ -137,8 +142,10 @@ class LocalModelBackend:
         return llm, grammar
 
     async def forget_session(self) -> list[Path]:
-        """After a purge: drop the conversation held in memory (nothing is on disk)."""
+        """After a purge: drop the conversation held in memory (nothing is on disk),
+        the token counts keyed by its texts included."""
         self._history = []
+        self._token_counts = {}
         return []
 
     async def close(self) -> None:
@@ -161,7 +168,34 @@ class LocalModelBackend:
         self._remember(turn)
         raise BackendError("The local model kept calling tools without answering.")
 
+    def count_tokens(self, message: dict[str, str]) -> int:
+        """The tokens ``message`` takes in the model's context (its template's included)."""
+        content = message["content"]
+        if content not in self._token_counts:
+            tokens = self._llm.tokenize(content.encode("utf-8"), add_bos=False, special=True)
+            self._token_counts[content] = len(tokens) + MESSAGE_OVERHEAD_TOKENS
+        return self._token_counts[content]
+
+    def _fit(self, turn: list[dict[str, str]]) -> None:
+        """Drop the oldest history so that the system message, the history, this turn and
+        the longest answer fit the context; a turn that cannot fit even alone is refused.
+
+        A count of 40 messages was the only bound, and a few source turns of 30 items
+        each filled an 8,192-token context: llama.cpp then refused every later turn."""
+        room = self.n_ctx - ANSWER_MAX_TOKENS
+        fixed = sum(self.count_tokens(m) for m in [{"content": self._system}, *turn])
+        if fixed > room:
+            raise BackendError(
+                f"This turn needs about {fixed} tokens and the local model's context holds "
+                f"{room} beside its answer: give the model a larger context (n_ctx) or "
+                "send less at once."
+            )
+        self._history = fit_history(self._history, room - fixed, self.count_tokens)
+        held = {self._system, *(m["content"] for m in [*self._history, *turn])}
+        self._token_counts = {k: v for k, v in self._token_counts.items() if k in held}
+
     def _complete(self, turn: list[dict[str, str]]) -> str:
+        self._fit(turn)
         messages = [{"role": "system", "content": self._system}, *self._history, *turn]
         try:
             response = self._llm.create_chat_completion(
@@ -183,6 +217,24 @@ class LocalModelBackend:
         self._history = [*self._history, *turn][-HISTORY_MESSAGES:]
         while self._history and self._history[0]["role"] != "user":
             self._history.pop(0)  # a template may insist the history starts with the user
+
+
+def fit_history(
+    history: list[dict[str, str]], room: int, count: Callable[[dict[str, str]], int]
+) -> list[dict[str, str]]:
+    """The newest messages of ``history`` that take at most ``room`` tokens together,
+    starting with a user message (a template may insist on it)."""
+    kept: list[dict[str, str]] = []
+    used = 0
+    for message in reversed(history):
+        used += count(message)
+        if used > room:
+            break
+        kept.append(message)
+    kept.reverse()
+    while kept and kept[0]["role"] != "user":
+        kept.pop(0)
+    return kept
 
 
 def parse_answer(raw: str) -> dict[str, Any]:

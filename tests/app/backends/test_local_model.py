@@ -11,12 +11,18 @@ from typing import Any
 import jsonschema
 import pytest
 
-from app.backends.base import BackendError, TurnReply
-from app.backends.local_model import LocalModelBackend, answer_schema, model_schema, parse_answer
-from app.backends.toolbox import agent_tools
+from app.backends.base import BackendError, TurnReply, TurnRequest
+from app.backends.local_model import (
+    LocalModelBackend,
+    answer_schema,
+    fit_history,
+    model_schema,
+    parse_answer,
+)
+from app.backends.toolbox import ToolBox, agent_tools
 from app.durable.mailbox import InputKind, NewInput
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
-from mama_core.memory import Engine, Grant
+from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import Store
 from tests.app.runtime.support import RecordingChannel
 
@@ -136,3 +142,53 @@ def test_a_real_gguf_chat_model_answers_the_owner_through_the_runtime(
     assert text == reply.text and text.strip()
     assert not text.lstrip().startswith("{")  # the protocol's JSON was unwrapped
     assert "No local chat model" not in text
+
+
+def exchange(index: int, words: int) -> list[dict[str, str]]:
+    text = " ".join(f"item{index}-{n} about the release" for n in range(words // 4))
+    return [
+        {"role": "user", "content": f"[New content {index}] {text}"},
+        {"role": "assistant", "content": '{"reply": "noted"}'},
+    ]
+
+
+def test_the_history_is_cut_to_the_context_by_the_models_own_token_counts(
+    chat_model: Path,
+) -> None:
+    """Forty messages was the only bound, and a few source digests filled an 8,192-token
+    context: every later turn was refused by llama.cpp. Now the oldest exchanges go."""
+    backend = LocalModelBackend(chat_model, "You are MAMA.")
+    asyncio.run(backend.start([]))
+    try:
+        history = [m for i in range(12) for m in exchange(i, 600)]
+        counted = [backend.count_tokens(m) for m in history]
+        assert sum(counted) > 5000  # the real tokenizer: far more than one room below
+
+        kept = fit_history(history, 3000, backend.count_tokens)
+
+        assert 0 < len(kept) < len(history)
+        assert kept == history[len(history) - len(kept) :]  # the newest, in order
+        assert kept[0]["role"] == "user"
+        assert sum(backend.count_tokens(m) for m in kept) <= 3000
+        # control: with room for all of it, nothing is dropped
+        assert fit_history(history, 10**7, backend.count_tokens) == history
+    finally:
+        asyncio.run(backend.close())
+
+
+def test_a_turn_too_long_for_the_context_is_one_clear_error(
+    engine: Engine, chat_model: Path
+) -> None:
+    backend = LocalModelBackend(chat_model, "You are MAMA.", n_ctx=2048)
+    asyncio.run(backend.start([]))
+    long_text = exchange(0, 4000)[0]["content"]
+    request = TurnRequest(long_text, long_text, InputKind.OWNER_MESSAGE, input_id=1)
+    facts = SessionFacts(ActorKind.AGENT, "agent", turn=TurnKind.OWNER_MESSAGE)
+    tools = ToolBox(engine, Grant.agent(["global"], "global"), facts, 1)
+    try:
+        with pytest.raises(BackendError) as refused:
+            asyncio.run(backend.run_turn(request, tools))
+        assert "larger context (n_ctx)" in refused.value.message
+        assert "1024 beside its answer" in refused.value.message  # 2048 - the answer's 1024
+    finally:
+        asyncio.run(backend.close())
