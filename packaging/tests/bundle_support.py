@@ -40,11 +40,15 @@ class Person:
         extra: dict[str, str] | None = None,
         timeout: float = 180,
     ) -> subprocess.CompletedProcess[str]:
-        """``mama ARGS`` in this person's environment; fails with its output when it fails."""
+        """``mama ARGS`` in this person's environment; fails with its output when it fails.
+
+        Standard input is empty, not the test runner's: a command that asks for a secret
+        when it has a terminal (``mama connectors add``) must not wait on ``make``'s."""
         result = subprocess.run(
             [str(self.bundle.program), *args],
             env={**self.env, **(extra or {})},
             cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
