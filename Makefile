@@ -48,7 +48,7 @@ typecheck:
 	.venv/bin/pyright mama_core app
 
 pytest:
-	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest
+	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest --durations=25
 
 # The installable app: a PyInstaller one-folder bundle (dist/mama/) and its archive.
 bundle: setup
