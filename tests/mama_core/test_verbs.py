@@ -151,3 +151,35 @@ def test_allowed_is_the_table_by_reader(status: str) -> None:
     # Someone else's retirement waits behind the change already proposed.
     assert allowed(status, owner=False, waiting_change=True) == [v for v in agent if v != "retire"]
 
+
+def test_each_read_carries_what_its_reader_may_do(engine: Engine) -> None:
+    """memory.read and memory.search (words and none) give each record ``allowed``: the
+    table for that reader, a change waiting on it included."""
+    made = {status: _make(engine, status, f"reads{n}") for n, status in enumerate(STATUSES)}
+    made[WAITING] = _make(engine, WAITING, "readswaiting")
+    every = {"statuses": list(STATUSES), "limit": 50}
+    for reader, (session, grant) in READERS.items():
+        owner = reader == "owner"
+        for status, jid in made.items():
+            base = Status.ACTIVE if status == WAITING else status
+            expected = allowed(base, owner=owner, waiting_change=status == WAITING)
+            record = engine.dispatch("memory.read", {"id": jid}, session, grant)["record"]
+            assert record["allowed"] == expected, (reader, status)
+        found = engine.dispatch("memory.search", {"query": "", **every}, OWNER, OWNER_GRANT)
+        words = engine.dispatch("memory.search", {"query": "server", **every}, OWNER, OWNER_GRANT)
+        if not owner:  # an agent searches what is believed
+            found = engine.dispatch("memory.search", {"query": ""}, session, grant)
+            words = engine.dispatch("memory.search", {"query": "server"}, session, grant)
+        for result in (found, words):
+            rows = {row["id"]: row["allowed"] for row in result["results"]}
+            assert made[WAITING] in rows  # positive control: the waiting record is listed
+            for status, jid in made.items():
+                if jid in rows:
+                    base = Status.ACTIVE if status == WAITING else status
+                    want = allowed(base, owner=owner, waiting_change=status == WAITING)
+                    assert rows[jid] == want, (reader, status)
+    owner_read = engine.dispatch("memory.read", {"id": made[Status.PROPOSED]}, OWNER, OWNER_GRANT)
+    agent_read = engine.dispatch("memory.read", {"id": made[Status.PROPOSED]}, *READERS["agent"])
+    assert "approve" in owner_read["record"]["allowed"]
+    assert "approve" not in agent_read["record"]["allowed"]
+    assert "replace" in agent_read["record"]["allowed"]
