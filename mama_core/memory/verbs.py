@@ -111,6 +111,13 @@ def refusal(verb: Verb, status: str, *, owner: bool, waiting_change: bool = Fals
     return None
 
 
+def may(record: Mapping[str, object], verb: Verb) -> bool:
+    """Whether a record as read (``memory.read``'s record, a search row) says its reader
+    may apply ``verb`` now: what the front ends ask instead of comparing statuses."""
+    listed = record.get("allowed")
+    return isinstance(listed, (list, tuple)) and verb.value in listed
+
+
 def require(verb: Verb, judgment_id: object, status: str) -> None:
     """Refuse ``verb`` (``invalid_transition``) unless it applies to the record
     ``judgment_id`` in ``status``; the handlers call this before they change anything."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
+from mama_core.memory.verbs import Verb, may
 from ui.qt import QtWidgets
 from ui.review.actions import FORBID_TEXT, VERBS, Receipt, decision_payload, retire_payload
 from ui.review.dialogs import ReasonDialog
@@ -109,18 +110,19 @@ class BatchActions:
         return values if accepted else None
 
 
-def decidable_row(record: dict[str, Any]) -> bool:
-    """A listed proposal, or a record listed with a change an agent proposed to it."""
-    return record.get("status") == "proposed" or bool(record.get("pending_change"))
-
-
 def button_states(records: list[dict[str, Any]], *, busy: bool) -> dict[str, tuple[bool, str]]:
     """Each review button's (enabled, tooltip) while several ``records`` are selected:
-    Approve, Reject and Retire when every one qualifies, the rest one at a time."""
+    Approve, Reject and Retire when every row's ``allowed`` has the verb, the rest one
+    at a time."""
     count = len(records)
-    decidable = all(decidable_row(r) for r in records)
-    active = all(r.get("status") == "active" for r in records)
-    enabled = {"approve": decidable, "reject": decidable, "retire": active}
+    enabled = {
+        name: all(may(r, verb) for r in records)
+        for name, verb in (
+            ("approve", Verb.APPROVE),
+            ("reject", Verb.REJECT),
+            ("retire", Verb.RETIRE),
+        )
+    }
     does = {
         "approve": f"Approve the {count} selected proposals, each on its own (A)",
         "reject": f"Reject the {count} selected proposals with one reason (R)",

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
+from mama_core.memory.verbs import Verb, may
+from mama_core.model import Status
 from ui.palette import MUTED, note_style
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review.actions import ReviewActions, receipt_line
-from ui.review.batch_actions import BatchActions, BatchResult, button_states, decidable_row
+from ui.review.batch_actions import BatchActions, BatchResult, button_states
 from ui.review.data import (
     TAB_ALL,
     TAB_AUDIT,
@@ -96,6 +98,14 @@ NO_CLOSE_MATCH = (
 
 MULTI_SELECT_TABS = (TAB_PROPOSED, TAB_GUIDANCE, TAB_ALL)
 """Lists where several rows can be approved, rejected or retired at once."""
+BUTTON_VERBS: dict[str, Verb] = {
+    "approve": Verb.APPROVE,
+    "edit": Verb.EDIT_APPROVE,
+    "reject": Verb.REJECT,
+    "retire": Verb.RETIRE,
+    "purge": Verb.PURGE,
+}
+"""The review buttons that carry a verb of the core's table (Lift is about a tombstone)."""
 AUDIT_SAMPLES = ("000000", time_sample(), "tombstone lifted", "agent claude-code", "#000000", "")
 
 
@@ -568,12 +578,9 @@ class ReviewWindow(QtWidgets.QMainWindow):
         if several is not None:
             self._update_for_several(several)
         else:
-            decidable = self._decidable()
-            self.buttons["approve"].setEnabled(idle and decidable)
-            self.buttons["edit"].setEnabled(idle and status == "proposed")
-            self.buttons["reject"].setEnabled(idle and decidable)
-            self.buttons["retire"].setEnabled(idle and status == "active")
-            self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
+            # What the core says may be done with the record shown (``allowed``).
+            for name, verb in BUTTON_VERBS.items():
+                self.buttons[name].setEnabled(idle and self._may(verb))
             self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
             self._update_tooltips(status)
         self.buttons_updated.emit()
@@ -614,7 +621,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
                 "purge": "Select a memory to purge it",
                 "lift": "Select a retired memory whose text is blocked to lift its tombstone",
             }
-            if status == "purged":
+            if status == Status.PURGED:
                 why["purge"] = "This memory is already purged"
         does = {
             "approve": "Approve the proposal (A)",
@@ -678,35 +685,35 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     # --- owner actions ----------------------------------------------------------------
 
-    def _decidable(self) -> bool:
-        """A proposal, or a record with a change an agent proposed to it, is shown."""
-        record = self.current_record() or {}
-        return self.current_status() == "proposed" or bool(record.get("pending_change"))
+    def _may(self, verb: Verb) -> bool:
+        """The record shown says the owner may ``verb`` it now (``memory.read``'s ``allowed``)."""
+        record = self.current_record()
+        return record is not None and may(record, verb)
 
     def approve(self) -> None:
         if self._several_selected():
-            self._start_batch("review.approve", decidable_row)
-        elif self._decidable() and (record := self._target()) is not None:
+            self._start_batch("review.approve", partial(may, verb=Verb.APPROVE))
+        elif self._may(Verb.APPROVE) and (record := self._target()) is not None:
             self._start("review.approve", lambda: self.owner_actions.approve(record), record=record)
 
     def edit_and_approve(self) -> None:
-        if self.current_status() == "proposed" and (record := self._target()) is not None:
+        if self._may(Verb.EDIT_APPROVE) and (record := self._target()) is not None:
             self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
 
     def reject(self) -> None:
         if self._several_selected():
-            self._start_batch("review.reject", decidable_row)
-        elif self._decidable() and (record := self._target()) is not None:
+            self._start_batch("review.reject", partial(may, verb=Verb.REJECT))
+        elif self._may(Verb.REJECT) and (record := self._target()) is not None:
             self._start("review.reject", lambda: self.owner_actions.reject(record), record=record)
 
     def retire(self) -> None:
         if self._several_selected():
-            self._start_batch("memory.retire", lambda r: r.get("status") == "active")
-        elif self.current_status() == "active" and (record := self._target()) is not None:
+            self._start_batch("memory.retire", partial(may, verb=Verb.RETIRE))
+        elif self._may(Verb.RETIRE) and (record := self._target()) is not None:
             self._start("memory.retire", lambda: self.owner_actions.retire(record), record=record)
 
     def purge(self) -> None:
-        if self.current_status() not in (None, "purged") and (record := self._target()) is not None:
+        if self._may(Verb.PURGE) and (record := self._target()) is not None:
             older = len((self._current or {}).get("history") or [])
             self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
 
