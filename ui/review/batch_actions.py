@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
-from mama_core.memory.verbs import Verb, may
 from ui.qt import QtWidgets
 from ui.review.actions import FORBID_TEXT, VERBS, Receipt, decision_payload, retire_payload
 from ui.review.dialogs import ReasonDialog
@@ -108,40 +107,3 @@ class BatchActions:
         values = dialog.values()
         dialog.deleteLater()
         return values if accepted else None
-
-
-def button_states(records: list[dict[str, Any]], *, busy: bool) -> dict[str, tuple[bool, str]]:
-    """Each review button's (enabled, tooltip) while several ``records`` are selected:
-    Approve, Reject and Retire when every row's ``allowed`` has the verb, the rest one
-    at a time."""
-    count = len(records)
-    enabled = {
-        name: all(may(r, verb) for r in records)
-        for name, verb in (
-            ("approve", Verb.APPROVE),
-            ("reject", Verb.REJECT),
-            ("retire", Verb.RETIRE),
-        )
-    }
-    does = {
-        "approve": f"Approve the {count} selected proposals, each on its own (A)",
-        "reject": f"Reject the {count} selected proposals with one reason (R)",
-        "retire": f"Retire the {count} selected memories with one reason",
-    }
-    why = {
-        "approve": "Some of the selected rows are not proposals",
-        "reject": "Some of the selected rows are not proposals",
-        "retire": "Some of the selected memories are not active",
-        "edit": "Select one proposal to edit and approve it",
-        "purge": "Select one memory to purge it",
-        "lift": "Select one retired memory to lift its tombstone",
-    }
-    states: dict[str, tuple[bool, str]] = {}
-    for name, why_not in why.items():
-        if not busy and enabled.get(name, False):
-            states[name] = (True, does[name])
-        elif busy and name in enabled:
-            states[name] = (False, "Wait for the action in progress to finish")
-        else:
-            states[name] = (False, why_not)
-    return states

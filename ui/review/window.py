@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
 from mama_core.memory.verbs import Verb, may
-from mama_core.model import Status
 from ui.palette import MUTED, note_style
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review.actions import ReviewActions, receipt_line
-from ui.review.batch_actions import BatchActions, BatchResult, button_states
+from ui.review.batch_actions import BatchActions, BatchResult
 from ui.review.data import (
     TAB_ALL,
     TAB_AUDIT,
@@ -39,6 +38,7 @@ from ui.review.empty_state import add_empty_states, people_empty_state, work_emp
 from ui.review.messages_panel import MessagesPanel
 from ui.review.models import ID_ROLE, RECORD_ROLE, JudgmentTableModel
 from ui.review.people_panel import PeoplePanel
+from ui.review.record_verbs import RecordButtons, qualifies, several_states, single_states
 from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
 from ui.review.settings_changes import SettingsChangesPanel
@@ -98,14 +98,6 @@ NO_CLOSE_MATCH = (
 
 MULTI_SELECT_TABS = (TAB_PROPOSED, TAB_GUIDANCE, TAB_ALL)
 """Lists where several rows can be approved, rejected or retired at once."""
-BUTTON_VERBS: dict[str, Verb] = {
-    "approve": Verb.APPROVE,
-    "edit": Verb.EDIT_APPROVE,
-    "reject": Verb.REJECT,
-    "retire": Verb.RETIRE,
-    "purge": Verb.PURGE,
-}
-"""The review buttons that carry a verb of the core's table (Lift is about a tombstone)."""
 AUDIT_SAMPLES = ("000000", time_sample(), "tombstone lifted", "agent claude-code", "#000000", "")
 
 
@@ -267,31 +259,23 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.detail.setOpenLinks(False)
         self.detail.setHtml(self._placeholder("Select a memory to see it here."))
 
-        self.buttons: dict[str, QtWidgets.QPushButton] = {}
-        # Two rows of three: every button stays reachable in a narrow pane or at 200 %.
-        bar = QtWidgets.QGridLayout()
-        for at, (name, text, handler) in enumerate(
-            (
-                ("approve", "&Approve", self.approve),
-                ("edit", "&Edit && approve…", self.edit_and_approve),
-                ("reject", "&Reject…", self.reject),
-                ("retire", "Re&tire…", self.retire),
-                ("purge", "&Purge…", self.purge),
-                ("lift", "&Lift tombstone…", self.lift_tombstone),
-            )
-        ):
-            button = QtWidgets.QPushButton(text)
-            button.setObjectName(f"{name}_button")
-            button.clicked.connect(handler)
-            button.setEnabled(False)
-            bar.addWidget(button, at // 3, at % 3)
-            self.buttons[name] = button
+        self.record_buttons = RecordButtons(
+            {
+                "approve": self.approve,
+                "edit": self.edit_and_approve,
+                "reject": self.reject,
+                "retire": self.retire,
+                "purge": self.purge,
+                "lift": self.lift_tombstone,
+            }
+        )
+        self.buttons = self.record_buttons.buttons
 
         self.right = right = QtWidgets.QWidget()
         right_layout = QtWidgets.QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.detail, 1)
-        right_layout.addLayout(bar)
+        right_layout.addLayout(self.record_buttons.bar)
 
         self.splitter = splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("review_splitter")
@@ -572,25 +556,15 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.detail_shown.emit(judgment_id)
 
     def _update_buttons(self, *_args: object) -> None:
-        status = self.current_status()
-        idle = not self._busy
-        several = self.selected_records() if self._several_selected() else None
-        if several is not None:
-            self._update_for_several(several)
+        """The buttons as the core's ``allowed`` says for the record shown, or for every
+        selected row (``ui.review.record_verbs``)."""
+        if self._several_selected():
+            states = several_states(self.selected_records(), busy=self._busy)
         else:
-            # What the core says may be done with the record shown (``allowed``).
-            for name, verb in BUTTON_VERBS.items():
-                self.buttons[name].setEnabled(idle and self._may(verb))
-            self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
-            self._update_tooltips(status)
+            tombstone = self.current_tombstone() is not None
+            states = single_states(self.current_record(), busy=self._busy, tombstone=tombstone)
+        self.record_buttons.show(states)
         self.buttons_updated.emit()
-
-    def _update_for_several(self, records: list[dict[str, Any]]) -> None:
-        """Approve, Reject and Retire act on every selected row when each qualifies; the
-        other actions take one memory at a time (``ui.review.batch_actions.button_states``)."""
-        for name, (enabled, tooltip) in button_states(records, busy=self._busy).items():
-            self.buttons[name].setEnabled(enabled)
-            self.buttons[name].setToolTip(tooltip)
 
     def _several_selected(self) -> bool:
         view = self.views.get(self.tabs.currentIndex())
@@ -607,32 +581,6 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def _row_buttons(self) -> list[QtWidgets.QPushButton]:
         return list(self.buttons.values())
-
-    def _update_tooltips(self, status: str | None) -> None:
-        """What each button does, or why it is disabled."""
-        if self._busy:
-            why = dict.fromkeys(self.buttons, "Wait for the action in progress to finish")
-        else:
-            why = {
-                "approve": "Select a proposal to approve it",
-                "edit": "Select a proposal to edit and approve it",
-                "reject": "Select a proposal to reject it",
-                "retire": "Select an active memory to retire it",
-                "purge": "Select a memory to purge it",
-                "lift": "Select a retired memory whose text is blocked to lift its tombstone",
-            }
-            if status == Status.PURGED:
-                why["purge"] = "This memory is already purged"
-        does = {
-            "approve": "Approve the proposal (A)",
-            "edit": "Change the proposal's text, then approve it",
-            "reject": "Reject the proposal with a reason (R)",
-            "retire": "Retire this memory with a reason; it stops guiding the agent",
-            "purge": "Erase this memory's text for good",
-            "lift": "Let this text be saved again",
-        }
-        for name, button in self.buttons.items():
-            button.setToolTip(does[name] if button.isEnabled() else why[name])
 
     def current_record(self) -> dict[str, Any] | None:
         """The record in the detail pane (``memory.read``'s ``record``)."""
@@ -692,7 +640,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def approve(self) -> None:
         if self._several_selected():
-            self._start_batch("review.approve", partial(may, verb=Verb.APPROVE))
+            self._start_batch("review.approve")
         elif self._may(Verb.APPROVE) and (record := self._target()) is not None:
             self._start("review.approve", lambda: self.owner_actions.approve(record), record=record)
 
@@ -702,13 +650,13 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     def reject(self) -> None:
         if self._several_selected():
-            self._start_batch("review.reject", partial(may, verb=Verb.REJECT))
+            self._start_batch("review.reject")
         elif self._may(Verb.REJECT) and (record := self._target()) is not None:
             self._start("review.reject", lambda: self.owner_actions.reject(record), record=record)
 
     def retire(self) -> None:
         if self._several_selected():
-            self._start_batch("memory.retire", partial(may, verb=Verb.RETIRE))
+            self._start_batch("memory.retire")
         elif self._may(Verb.RETIRE) and (record := self._target()) is not None:
             self._start("memory.retire", lambda: self.owner_actions.retire(record), record=record)
 
@@ -738,10 +686,11 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._update_buttons()
         self._tasks.spawn(self._run_action(action, work, record))
 
-    def _start_batch(self, action: str, qualifies: Callable[[dict[str, Any]], bool]) -> None:
-        """Several selected records, each its own owner action (``ui.review.batch_actions``)."""
+    def _start_batch(self, action: str) -> None:
+        """Several selected records, each its own owner action (``ui.review.batch_actions``),
+        when every one's ``allowed`` has its verb."""
         records = self.selected_records()
-        if self._busy or not records or not all(qualifies(r) for r in records):
+        if self._busy or not records or not all(map(qualifies(action), records)):
             return
         self._busy = True
         self.undo_bar.dismiss()
