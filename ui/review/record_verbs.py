@@ -1,18 +1,39 @@
-"""The review window's record buttons and what they say: each is enabled when the core's
-``allowed`` for the record shown (or for every selected row) holds its verb
-(``mama_core.memory.verbs``), with a tooltip saying what it does or why it is not
-available. The states are computed without Qt (``single_states``, ``several_states``);
-``RecordButtons`` only shows them.
+"""What the owner can do with the records the review window shows: its buttons, what
+they say, and the owner actions they start.
+
+Each button is enabled when the core's ``allowed`` for the record shown (or for every
+selected row) holds its verb (``mama_core.memory.verbs``), with a tooltip saying what
+it does or why it is not available. The states are computed without Qt
+(``single_states``, ``several_states``); ``RecordButtons`` only shows them.
+``RecordVerbs`` runs the verbs, one owner action at a time: the dialog and the catalog
+call (``ui.review.actions``, ``ui.review.batch_actions``), the result in the window's
+message line, and the offer to undo it (``ui.review.undo_bar``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from mama_core.errors import MamaError
 from mama_core.memory.verbs import Verb, may
 from mama_core.model import Status
 from ui.qt import QtWidgets
+from ui.review.actions import ReviewActions, receipt_line
+from ui.review.batch_actions import BatchActions, BatchResult
+from ui.review.undo_bar import UNDOABLE, undo, undoable, undone_line
+
+if TYPE_CHECKING:
+    from ui.bridge import EngineBridge
+    from ui.review.window import ReviewWindow
+    from ui.tasks import TaskGroup
+
+log = logging.getLogger(__name__)
+
+Work = Callable[[], Awaitable[dict[str, Any] | None]]
+Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
 
 States = dict[str, tuple[bool, str]]
 """Each button's (enabled, tooltip), by name."""
@@ -139,3 +160,153 @@ class RecordButtons:
         for name, (enabled, tooltip) in states.items():
             self.buttons[name].setEnabled(enabled)
             self.buttons[name].setToolTip(tooltip)
+
+
+class RecordVerbs:
+    """The owner's verbs on the record shown or the rows selected in ``window``, one
+    action at a time: each on the record shown when it was asked for, its outcome said
+    in the window's message line and signals, and an undo offered where there is one."""
+
+    def __init__(self, window: ReviewWindow, bridge: EngineBridge, tasks: TaskGroup) -> None:
+        self._window = window
+        self._bridge = bridge
+        self._tasks = tasks
+        self.busy = False
+        """An owner action (or an undo) is running: the buttons wait for it."""
+        self.owner_actions = ReviewActions(bridge, window, window.dialog_opened.emit)
+        self.batch_actions = BatchActions(bridge, window, window.dialog_opened.emit)
+
+    def states(self) -> States:
+        """The buttons for what the window shows now."""
+        w = self._window
+        if w.several_selected():
+            return several_states(w.selected_records(), busy=self.busy)
+        tombstone = w.current_tombstone() is not None
+        return single_states(w.current_record(), busy=self.busy, tombstone=tombstone)
+
+    def _may(self, verb: Verb) -> bool:
+        """The record shown says the owner may ``verb`` it now (``memory.read``'s ``allowed``)."""
+        record = self._window.current_record()
+        return record is not None and may(record, verb)
+
+    def approve(self) -> None:
+        if self._window.several_selected():
+            self._start_batch("review.approve")
+        elif self._may(Verb.APPROVE) and (record := self._window.target()) is not None:
+            self._start("review.approve", lambda: self.owner_actions.approve(record), record=record)
+
+    def edit_and_approve(self) -> None:
+        if self._may(Verb.EDIT_APPROVE) and (record := self._window.target()) is not None:
+            self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
+
+    def reject(self) -> None:
+        if self._window.several_selected():
+            self._start_batch("review.reject")
+        elif self._may(Verb.REJECT) and (record := self._window.target()) is not None:
+            self._start("review.reject", lambda: self.owner_actions.reject(record), record=record)
+
+    def retire(self) -> None:
+        if self._window.several_selected():
+            self._start_batch("memory.retire")
+        elif self._may(Verb.RETIRE) and (record := self._window.target()) is not None:
+            self._start("memory.retire", lambda: self.owner_actions.retire(record), record=record)
+
+    def purge(self) -> None:
+        if self._may(Verb.PURGE) and (record := self._window.target()) is not None:
+            older = len(self._window.shown_history())
+            self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
+
+    def lift_tombstone(self) -> None:
+        tombstone = self._window.current_tombstone()
+        if tombstone is not None and (record := self._window.target()) is not None:
+            self._start("tombstone.lift", lambda: self.owner_actions.lift(record, tombstone))
+
+    def _begin(self) -> None:
+        self.busy = True
+        self._window.undo_bar.dismiss()  # a new action keeps the last one
+        self._window.update_buttons()
+
+    def _end(self) -> None:
+        self.busy = False
+        self._window.update_buttons()
+
+    def _start(self, action: str, work: Work, *, record: dict[str, Any] | None = None) -> None:
+        """One owner action at a time, on the record shown when it was asked for."""
+        if self.busy:
+            return
+        self._begin()
+        self._tasks.spawn(self._run_action(action, work, record))
+
+    def _start_batch(self, action: str) -> None:
+        """Several selected records, each its own owner action (``ui.review.batch_actions``),
+        when every one's ``allowed`` has its verb."""
+        records = self._window.selected_records()
+        if self.busy or not records or not all(map(qualifies(action), records)):
+            return
+        self._begin()
+        self._tasks.spawn(self._run_batch(action, records))
+
+    async def _run_batch(self, action: str, records: list[dict[str, Any]]) -> None:
+        w = self._window
+        try:
+            result = await self.batch_actions.run(action, records)
+        finally:
+            self._end()
+            w.action_finished.emit(action)
+        if result is None:  # the owner cancelled the dialog
+            return
+        w.show_message(result.summary(), error=bool(result.failed))
+        w.batch_done.emit(result)
+        self._offer_undo(action, result)
+
+    def _offer_undo(self, action: str, done: BatchResult) -> None:
+        """Offer to take back what ``done`` wrote (``ui.review.undo_bar``)."""
+        if not undoable(action, done.done):
+            return
+        pairs = list(done.done)
+        single = len(pairs) == 1 and not done.failed
+        text = receipt_line(action, pairs[0][1]) if single else done.summary()
+        # No number after "Undo": the undo writes a copy under a new one (said after it).
+        self._window.undo_bar.offer(
+            f"{text} — Undo {UNDOABLE[action]}", partial(self._start_undo, action, pairs)
+        )
+
+    def _start_undo(self, action: str, pairs: Pairs) -> None:
+        if self.busy:
+            self._window.show_message("Wait for the action in progress to finish, then undo.")
+            return
+        self.busy = True
+        self._window.update_buttons()
+        self._tasks.spawn(self._run_undo(action, pairs))
+
+    async def _run_undo(self, action: str, pairs: Pairs) -> None:
+        w = self._window
+        try:
+            receipts = await undo(self._bridge, action, pairs)
+        except MamaError as exc:
+            log.info("undo of %s refused: %s: %s", action, exc.code, exc.message)
+            w.show_message(f"Could not undo: {exc.message}", error=True)
+            return
+        finally:
+            self._end()
+        w.show_message(undone_line(receipts))
+        w.undone.emit(action, receipts)
+
+    async def _run_action(self, action: str, work: Work, record: dict[str, Any] | None) -> None:
+        w = self._window
+        try:
+            receipt = await work()
+        except MamaError as exc:
+            log.info("%s refused: %s: %s", action, exc.code, exc.message)
+            w.show_message(exc.message, error=True)
+            w.action_failed.emit(action, exc.message)
+            return
+        finally:
+            self._end()
+            w.action_finished.emit(action)
+        if receipt is None:  # the owner cancelled the dialog
+            return
+        w.show_message(receipt_line(action, receipt))
+        w.action_done.emit(action, receipt)
+        if record is not None:
+            self._offer_undo(action, BatchResult(action, [(record, receipt)]))
