@@ -89,7 +89,7 @@ from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.edit_approval import edited_save
 from mama_core.memory.inputs import ApproveInput, RejectInput
-from mama_core.model import Kind
+from mama_core.model import Kind, Status
 
 log = logging.getLogger(__name__)
 
@@ -737,7 +737,7 @@ def work_text(commitments: list[dict[str, Any]]) -> str:
         marks = []
         if c.get("overdue"):
             marks.append("OVERDUE")
-        if c.get("status") == "proposed":
+        if c.get("status") == Status.PROPOSED:
             marks.append("waiting for you to confirm")
         mark = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"#{c['id']} {commitment_line(c.get('summary', ''), c)}{mark}")
