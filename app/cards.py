@@ -9,6 +9,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mama_core.memory.evidence import evidence_line
 from mama_core.memory.inputs import OWNER_PARTY
+from mama_core.memory.verbs import Verb, may
+from mama_core.model import Status
 
 _TURNS = {
     "owner_message": "while answering you",
@@ -23,7 +25,7 @@ _TURNS = {
 def card_text(record: dict[str, Any]) -> str:
     """A proposal as the owner reviews it (Markdown-ish; the channel formats it): a
     proposed judgment, or a change someone proposed to one of the owner's records."""
-    if record.get("status") != "proposed" and record.get("pending_change"):
+    if record.get("status") != Status.PROPOSED and record.get("pending_change"):
         return change_card_text(record)
     if record.get("commitment") is not None:
         return commitment_card_text(record)
@@ -31,7 +33,7 @@ def card_text(record: dict[str, Any]) -> str:
     who = provenance.get("actor_name") or "the agent"
     when = _TURNS.get(str(provenance.get("turn")), "")
     lines = [f"**New proposal #{record.get('id')}** ({record.get('kind')})"]
-    if record.get("status") not in (None, "proposed"):  # decided: say what it is now
+    if record.get("status") not in (None, Status.PROPOSED):  # decided: say what it is now
         lines = [f"**#{record.get('id')}** ({record.get('kind')}, {record.get('status')})"]
     if record.get("topic"):
         lines.append(f"Topic: {record['topic']}")
@@ -55,7 +57,7 @@ def commitment_card_text(record: dict[str, Any]) -> str:
     who = provenance.get("actor_name") or "the agent"
     when = _TURNS.get(str(provenance.get("turn")), "")
     terms: dict[str, Any] = record["commitment"]
-    if record.get("status") == "proposed":
+    if may(record, Verb.APPROVE):  # still to confirm or drop
         lines = [f"**New commitment #{record.get('id')}** (confirm it, or drop it)"]
     else:
         lines = [f"**Commitment #{record.get('id')}** ({record.get('status')}, {terms['state']})"]

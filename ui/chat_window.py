@@ -24,6 +24,8 @@ from app.durable.desk import ChatLine, conversation, desk_input, proposal_cards
 from app.durable.mailbox import InputState, Mailbox
 from app.durable.schema import open_runtime_db
 from mama_core.errors import MamaError
+from mama_core.memory.verbs import Verb, may
+from mama_core.model import Status
 from ui.qt import Qt, QtGui, QtWidgets, Signal
 from ui.review.actions import ReviewActions
 from ui.tasks import TaskGroup
@@ -73,7 +75,7 @@ class ProposalCard(QtWidgets.QFrame):
         super().__init__()
         self.setObjectName("chat_proposal")
         self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
-        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        change = record.get("pending_change") if record.get("status") != Status.PROPOSED else None
         what = (
             f"MAMA proposes to {change.get('description', 'change')} #{record['id']}"
             if change
@@ -234,7 +236,7 @@ class ChatWindow(QtWidgets.QWidget):
         except MamaError:
             return None
         record = dict(found.get("record") or {})
-        if record.get("status") == "proposed" or record.get("pending_change"):
+        if may(record, Verb.APPROVE):  # a proposal, or a change waiting on the record
             return record
         return None
 

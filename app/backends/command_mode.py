@@ -51,6 +51,12 @@ COMMANDS: tuple[Command, ...] = (
         "erase a memory or a stored message for good (asks first; answered by the bot itself)",
     ),
     Command(
+        "approve",
+        "/approve ID, or /approve ID YOUR WORDS",
+        "approve a proposal; with your words, approve it as you put it (in Telegram, "
+        "answered by the bot itself)",
+    ),
+    Command(
         "work",
         "/work",
         "your open commitments by due time (answered by the bot itself)",

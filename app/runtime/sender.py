@@ -25,6 +25,8 @@ from app.runtime.channel import (
     OutgoingMessage,
     OwnerChannel,
 )
+from mama_core.memory.verbs import Verb, may
+from mama_core.model import Status
 
 log = logging.getLogger(__name__)
 
@@ -114,13 +116,10 @@ class Sender:
         if delivery.judgment_id is None:
             return await self._setting_change_message(delivery.key)
         record = await self._read_judgment(delivery.judgment_id)
-        waiting = record is not None and (
-            record.get("status") == "proposed" or bool(record.get("pending_change"))
-        )
-        if record is None or not waiting:
+        if record is None or not may(record, Verb.APPROVE):  # nothing left to decide
             log.info("proposal %s was decided before its card left", delivery.judgment_id)
             return None
-        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        change = record.get("pending_change") if record.get("status") != Status.PROPOSED else None
         return OutgoingMessage(
             card_text(record),
             review_id=delivery.judgment_id,

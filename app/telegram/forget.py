@@ -30,6 +30,7 @@ from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import PurgeInput
+from mama_core.memory.verbs import Verb, may
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class ForgetFlow:
         if record is None:
             await self._say(message, f"There is no memory #{judgment_id}.")
             return
-        if record.get("status") == "purged":
+        if not may(record, Verb.PURGE):  # the core says there is nothing left to erase
             await self._say(message, f"#{judgment_id} is already purged.")
             return
         summary = " ".join(str(record.get("summary", "")).split())

@@ -13,7 +13,8 @@ well-formed ``/pair CODE`` sent in a private chat (the person setting it up
 needs to know whether the code worked). The owner's message that forwards or
 quotes someone else's words goes to the mailbox as evidence, not as the
 owner's words (``app.telegram.forwarded``); ``/forget`` is handled here
-(``app.telegram.forget``).
+(``app.telegram.forget``), and so is ``/approve ID [your words]`` (approve, or edit and
+approve in one message).
 
 The gateway is also the runtime's ``OwnerChannel``: it formats replies as
 Telegram HTML, splits them under 4,096 characters, adds the review buttons to
@@ -86,8 +87,9 @@ from app.telegram.pairing import PairedOwner, Pairing, PairOutcome, PairResult, 
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.dispatcher import parse_input
+from mama_core.memory.edit_approval import edited_save
 from mama_core.memory.inputs import ApproveInput, RejectInput
-from mama_core.model import Kind
+from mama_core.model import Kind, Status
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +111,8 @@ SETTINGS_IDENT = "settings"
 APPROVE_ALL = "approveall"
 REVIEW_EACH = "revieweach"
 """A group card's verbs (one card for what a source-delta turn proposed)."""
+
+APPROVE_USAGE = "Usage: /approve ID, or /approve ID and your own words to approve it as you put it."
 
 WORK_LIST_LIMIT = 30
 """At most this many commitments in a /work answer; the rest: ``mama work list``."""
@@ -277,6 +281,9 @@ class TelegramGateway:
             return
         if command == "/today" and not forwarded and message.external_reply is None:
             await self._today(message)
+            return
+        if command == "/approve" and not forwarded and message.external_reply is None:
+            await self._approve(message, argument)
             return
         if command == "/forget" and not forwarded and message.external_reply is None:
             # The owner's own command; as a reply it names the chat's message to forget
@@ -490,6 +497,44 @@ class TelegramGateway:
                 parse_mode=ParseMode.HTML,
             )
 
+    async def _approve(self, message: Message, argument: str) -> None:
+        """``/approve ID`` approves proposal #ID (or the change waiting on it), like its
+        card's button; ``/approve ID your words`` edits and approves it in one message:
+        the owner's words replace the proposed text and the result is the owner's active
+        record, its kind, scopes, terms and evidence kept (``edit_approval``, the save the
+        review window's Edit & approve and ``mama approve --text`` make)."""
+        ident, _, words = argument.strip().partition(" ")
+        ident, words = ident.removeprefix("#"), words.strip()
+        if not ident.isdigit():
+            await self._quiet_reply(message, APPROVE_USAGE)
+            return
+        judgment_id = int(ident)
+        where = f"telegram:{message.chat.id}:{message.message_id}"
+        facts = replace(
+            owner_facts(self.runtime.settings.owner_name), source_refs=(where,), message_ref=where
+        )
+        try:
+            if words:
+                found = await self.engine.dispatch_async(
+                    "memory.read", {"id": judgment_id}, facts, Grant.owner()
+                )
+                edited = edited_save(found["record"], words).model_copy(
+                    update={"command_id": where}
+                )
+                receipt = await self.engine.mutate_async(edited, facts, Grant.owner())
+                done = f"Approved #{judgment_id} in your words as #{receipt.judgment_id}"
+            else:
+                decision = parse_input(ApproveInput, id=judgment_id, command_id=where)
+                receipt = await self.engine.mutate_async(decision, facts, Grant.owner())
+                done = f"Approved #{judgment_id}"
+        except MamaError as exc:
+            log.info("/approve of #%s refused: %s", judgment_id, exc.code)
+            await self._quiet_reply(message, exc.message)
+            return
+        await self._quiet_reply(
+            message, f"{done} — now {receipt.status}, event #{receipt.event_id}."
+        )
+
     async def _work(self, message: Message) -> None:
         """The owner's open commitments, by due time (answered by the bot itself, with
         any backend: a read of the owner's own ledger needs no model)."""
@@ -692,7 +737,7 @@ def work_text(commitments: list[dict[str, Any]]) -> str:
         marks = []
         if c.get("overdue"):
             marks.append("OVERDUE")
-        if c.get("status") == "proposed":
+        if c.get("status") == Status.PROPOSED:
             marks.append("waiting for you to confirm")
         mark = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"#{c['id']} {commitment_line(c.get('summary', ''), c)}{mark}")

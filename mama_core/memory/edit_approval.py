@@ -15,21 +15,17 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mama_core.memory import verbs
 from mama_core.memory.dispatcher import parse_input
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.evidence import evidence_ids
 from mama_core.memory.inputs import SaveInput
+from mama_core.memory.verbs import Verb
 
 
 def edited_save(record: Mapping[str, Any], summary: str) -> SaveInput:
     """The owner's save replacing the proposal ``record`` (as ``memory.read`` returns it)
     with ``summary`` as its text; ``invalid_transition`` unless it is still proposed."""
-    if record.get("status") != "proposed":
-        raise InvalidTransitionError(
-            f"Judgment {record.get('id')} is {record.get('status')}; editing and approving "
-            "it needs it proposed.",
-            details={"id": record.get("id"), "status": record.get("status")},
-        )
+    verbs.require(Verb.EDIT_APPROVE, record.get("id"), str(record.get("status")))
     fields: dict[str, Any] = {
         "kind": record["kind"],
         "topic": record.get("topic") or "",

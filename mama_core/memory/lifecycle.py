@@ -1,9 +1,8 @@
-"""Status changes shared by several actions: superseding a predecessor and
-checking a record's status (who may change it is ``ownership``'s rule)."""
+"""Status changes shared by several actions: superseding a predecessor (which verb
+applies to which status is ``verbs``' table; who may change it, ``ownership``'s rule)."""
 
 from __future__ import annotations
 
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment
 
@@ -25,13 +24,3 @@ def supersede(tx: Tx, predecessor: Judgment, successor_id: int, successor_valid_
         superseded_by=successor_id,
         valid_until=closes,
     )
-
-
-def require_status(judgment: Judgment, allowed: tuple[str, ...], doing: str) -> None:
-    """Refuse ``doing`` unless the judgment's status is one of ``allowed``."""
-    if judgment.status not in allowed:
-        raise InvalidTransitionError(
-            f"Judgment {judgment.id} is {judgment.status}; {doing} needs it "
-            f"{' or '.join(allowed)}.",
-            details={"id": judgment.id, "status": judgment.status},
-        )

@@ -225,6 +225,18 @@ def pending_for(conn: Connection, judgment_id: int) -> ChangeProposal | None:
     return None if row is None else ChangeProposal.from_row(row)
 
 
+def waiting_on(conn: Connection, judgment_ids: list[int]) -> set[int]:
+    """Which of ``judgment_ids`` a change waits on (each read row's ``allowed``)."""
+    if not judgment_ids:
+        return set()
+    rows = conn.execute(
+        "SELECT judgment_id FROM change_proposals WHERE state = 'pending' "
+        "AND judgment_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(judgment_ids))),),
+    ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
 def pending_after(conn: Connection, after_id: int = 0) -> list[ChangeProposal]:
     """Every change waiting for the owner with an id above ``after_id``, oldest first:
     to records and to settings (``setting_key``) alike (review lists, cards, the

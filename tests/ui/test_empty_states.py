@@ -118,7 +118,7 @@ def test_the_placeholder_goes_when_something_is_listed_and_comes_back(
         window.select_id(proposal)
         await wait_until(lambda: window.current_record() is not None, window.detail_shown)
         done = asyncio.ensure_future(wait_signal(window.action_done))
-        window.approve()
+        window.verbs.approve()
         await done
         await wait_until(lambda: not window.lists[TAB_PROPOSED].model.ids(), window.lists_updated)
         assert proposals.shown

@@ -443,7 +443,7 @@ def test_refusal_shows_a_line_not_a_traceback(
         engine.dispatch("review.approve", {"id": proposal}, *owner_grant())
         assert window.current_status() == "proposed"
         failed = asyncio.ensure_future(wait_signal(window.action_failed))
-        window.approve()
+        window.verbs.approve()
         _action, message = await failed
         return str(message)
 
@@ -704,8 +704,8 @@ def test_the_detail_follows_the_filter_and_no_action_reaches_a_hidden_record(
         assert not window.buttons["retire"].isEnabled()
         opened: list[object] = []
         window.dialog_opened.connect(opened.append)
-        window.purge()
-        window.retire()
+        window.verbs.purge()
+        window.verbs.retire()
         assert opened == []
 
         # Back to everything: the pane follows again (positive control).

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mama_core.model import Status
 from ui.qt import QtWidgets
 from ui.review.dialogs import EditDialog, PurgeDialog, ReasonDialog
 from ui.tasks import await_dialog
@@ -81,7 +82,7 @@ class ReviewActions:
         return await self._bridge.dispatch("memory.save", dialog.payload())
 
     async def reject(self, record: dict[str, Any]) -> Receipt | None:
-        change = record.get("pending_change") if record.get("status") != "proposed" else None
+        change = record.get("pending_change") if record.get("status") != Status.PROPOSED else None
         prompt = f"Reject #{record['id']}: {record.get('summary', '')}"
         if change:
             prompt = f"Reject the proposal to {change.get('description', '')}"
@@ -158,7 +159,7 @@ def decision_payload(record: dict[str, Any]) -> dict[str, Any]:
     """The record an approve or reject decides, and the proposed change shown with it
     (so a change made after the owner looked is not decided unseen)."""
     payload: dict[str, Any] = {"id": int(record["id"])}
-    change = record.get("pending_change") if record.get("status") != "proposed" else None
+    change = record.get("pending_change") if record.get("status") != Status.PROPOSED else None
     if change:
         payload["change_id"] = int(change["id"])
     return payload

@@ -107,39 +107,3 @@ class BatchActions:
         values = dialog.values()
         dialog.deleteLater()
         return values if accepted else None
-
-
-def decidable_row(record: dict[str, Any]) -> bool:
-    """A listed proposal, or a record listed with a change an agent proposed to it."""
-    return record.get("status") == "proposed" or bool(record.get("pending_change"))
-
-
-def button_states(records: list[dict[str, Any]], *, busy: bool) -> dict[str, tuple[bool, str]]:
-    """Each review button's (enabled, tooltip) while several ``records`` are selected:
-    Approve, Reject and Retire when every one qualifies, the rest one at a time."""
-    count = len(records)
-    decidable = all(decidable_row(r) for r in records)
-    active = all(r.get("status") == "active" for r in records)
-    enabled = {"approve": decidable, "reject": decidable, "retire": active}
-    does = {
-        "approve": f"Approve the {count} selected proposals, each on its own (A)",
-        "reject": f"Reject the {count} selected proposals with one reason (R)",
-        "retire": f"Retire the {count} selected memories with one reason",
-    }
-    why = {
-        "approve": "Some of the selected rows are not proposals",
-        "reject": "Some of the selected rows are not proposals",
-        "retire": "Some of the selected memories are not active",
-        "edit": "Select one proposal to edit and approve it",
-        "purge": "Select one memory to purge it",
-        "lift": "Select one retired memory to lift its tombstone",
-    }
-    states: dict[str, tuple[bool, str]] = {}
-    for name, why_not in why.items():
-        if not busy and enabled.get(name, False):
-            states[name] = (True, does[name])
-        elif busy and name in enabled:
-            states[name] = (False, "Wait for the action in progress to finish")
-        else:
-            states[name] = (False, why_not)
-    return states

@@ -6,15 +6,15 @@ the audit log, the kept messages (``ui.review.messages_panel``) and the open
 commitments (Work, ``ui.review.work_panel``); the detail pane
 shows the selected record with its provenance, the records it replaced and
 its events. Approve, Edit & approve, Reject, Retire, Purge and Lift tombstone
-are owner actions through the catalog (``ui.review.actions``); their errors
-appear in the message line, never as a traceback. The lists follow the
+are owner actions through the catalog, enabled as each record's ``allowed`` says
+and run one at a time (``ui.review.record_verbs``); their errors appear in the
+message line, never as a traceback. The lists follow the
 writer's change-sets (``ui.review.data``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 from mama_core.errors import MamaError
 from ui.palette import MUTED, note_style
 from ui.qt import Qt, QtGui, QtWidgets, Signal
-from ui.review.actions import ReviewActions, receipt_line
-from ui.review.batch_actions import BatchActions, BatchResult, button_states, decidable_row
 from ui.review.data import (
     TAB_ALL,
     TAB_AUDIT,
@@ -37,6 +35,7 @@ from ui.review.empty_state import add_empty_states, people_empty_state, work_emp
 from ui.review.messages_panel import MessagesPanel
 from ui.review.models import ID_ROLE, RECORD_ROLE, JudgmentTableModel
 from ui.review.people_panel import PeoplePanel
+from ui.review.record_verbs import RecordButtons, RecordVerbs
 from ui.review.row_menu import RowMenu
 from ui.review.search_bar import SearchBar
 from ui.review.settings_changes import SettingsChangesPanel
@@ -48,7 +47,7 @@ from ui.review.table_views import (
     source_row,
     time_sample,
 )
-from ui.review.undo_bar import UNDO_MS, UNDOABLE, UndoBar, undo, undoable, undone_line
+from ui.review.undo_bar import UNDO_MS, UndoBar
 from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
 
@@ -86,8 +85,6 @@ TAB_TITLES: dict[int, str] = {
     TAB_RETIRED: "Retired",
     TAB_AUDIT: "Audit log",
 }
-
-Work = Callable[[], Awaitable[dict[str, Any] | None]]
 
 NO_CLOSE_MATCH = (
     "No close match: no memory has these words. Below are the nearest in meaning, which "
@@ -148,14 +145,12 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self._tasks = TaskGroup(self._task_failed)
         self._current: dict[str, Any] | None = None
         self._detail_generation = 0
-        self._busy = False
         self._kept: dict[QtWidgets.QTableView, int | None] = {}
         self._removed_at: dict[QtWidgets.QTableView, int | None] = {}
         self.data = ReviewData(bridge, self._tasks, self)
         self.lists: dict[int, JudgmentList] = self.data.lists
         self.audit = self.data.audit
-        self.owner_actions = ReviewActions(bridge, self, self.dialog_opened.emit)
-        self.batch_actions = BatchActions(bridge, self, self.dialog_opened.emit)
+        self.verbs = RecordVerbs(self, bridge, self._tasks)
         self._clock = clock
         self._build()
         # What each empty list says.
@@ -218,7 +213,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             if tab in MULTI_SELECT_TABS:
                 view.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
             view.selectionModel().currentRowChanged.connect(self._current_row_changed)
-            view.selectionModel().selectionChanged.connect(self._update_buttons)
+            view.selectionModel().selectionChanged.connect(self.update_buttons)
             # A reset (a new search or filter, a reload) drops the current row without
             # a signal: the pane and the buttons would stay on a record no longer listed.
             model = view.model()  # the sorting proxy over ``source``
@@ -257,31 +252,23 @@ class ReviewWindow(QtWidgets.QMainWindow):
         self.detail.setOpenLinks(False)
         self.detail.setHtml(self._placeholder("Select a memory to see it here."))
 
-        self.buttons: dict[str, QtWidgets.QPushButton] = {}
-        # Two rows of three: every button stays reachable in a narrow pane or at 200 %.
-        bar = QtWidgets.QGridLayout()
-        for at, (name, text, handler) in enumerate(
-            (
-                ("approve", "&Approve", self.approve),
-                ("edit", "&Edit && approve…", self.edit_and_approve),
-                ("reject", "&Reject…", self.reject),
-                ("retire", "Re&tire…", self.retire),
-                ("purge", "&Purge…", self.purge),
-                ("lift", "&Lift tombstone…", self.lift_tombstone),
-            )
-        ):
-            button = QtWidgets.QPushButton(text)
-            button.setObjectName(f"{name}_button")
-            button.clicked.connect(handler)
-            button.setEnabled(False)
-            bar.addWidget(button, at // 3, at % 3)
-            self.buttons[name] = button
+        self.record_buttons = RecordButtons(
+            {
+                "approve": self.verbs.approve,
+                "edit": self.verbs.edit_and_approve,
+                "reject": self.verbs.reject,
+                "retire": self.verbs.retire,
+                "purge": self.verbs.purge,
+                "lift": self.verbs.lift_tombstone,
+            }
+        )
+        self.buttons = self.record_buttons.buttons
 
         self.right = right = QtWidgets.QWidget()
         right_layout = QtWidgets.QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.detail, 1)
-        right_layout.addLayout(bar)
+        right_layout.addLayout(self.record_buttons.bar)
 
         self.splitter = splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("review_splitter")
@@ -313,8 +300,8 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
         # Down and Up move through the list in view natively (it keeps the focus).
         for keys, handler in (
-            ("A", self.approve),
-            ("R", self.reject),
+            ("A", self.verbs.approve),
+            ("R", self.verbs.reject),
             ("J", self.select_next),
             ("K", self.select_previous),
         ):
@@ -410,7 +397,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self._tasks.spawn(self._show_detail(current))
         elif current is None:
             self._select_first_if_none(self.tabs.currentIndex())
-        self._update_buttons()  # a lift changes no record, only whether one is blocked
+        self.update_buttons()  # a lift changes no record, only whether one is blocked
         self.lists_updated.emit()
 
     def search_now(self) -> None:
@@ -539,7 +526,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
             self._detail_generation += 1
             self._current = None
             self.detail.setHtml(self._placeholder("Select a memory to see it here."))
-            self._update_buttons()
+            self.update_buttons()
             return
         self._tasks.spawn(self._show_detail(judgment_id))
 
@@ -552,40 +539,23 @@ class ReviewWindow(QtWidgets.QMainWindow):
             if generation == self._detail_generation:
                 self._current = None
                 self.detail.setHtml(self._placeholder(f"#{judgment_id}: {exc.message}"))
-                self._update_buttons()
+                self.update_buttons()
             return
         if generation != self._detail_generation:
             return  # the owner has moved on to another row meanwhile
         self._current = result
         self.detail.setHtml(record_html(result))
-        self._update_buttons()
+        self.update_buttons()
         self.detail_shown.emit(judgment_id)
 
-    def _update_buttons(self, *_args: object) -> None:
-        status = self.current_status()
-        idle = not self._busy
-        several = self.selected_records() if self._several_selected() else None
-        if several is not None:
-            self._update_for_several(several)
-        else:
-            decidable = self._decidable()
-            self.buttons["approve"].setEnabled(idle and decidable)
-            self.buttons["edit"].setEnabled(idle and status == "proposed")
-            self.buttons["reject"].setEnabled(idle and decidable)
-            self.buttons["retire"].setEnabled(idle and status == "active")
-            self.buttons["purge"].setEnabled(idle and status not in (None, "purged"))
-            self.buttons["lift"].setEnabled(idle and self.current_tombstone() is not None)
-            self._update_tooltips(status)
+    def update_buttons(self, *_args: object) -> None:
+        """The buttons as the core's ``allowed`` says for the record shown, or for every
+        selected row (``ui.review.record_verbs``)."""
+        self.record_buttons.show(self.verbs.states())
         self.buttons_updated.emit()
 
-    def _update_for_several(self, records: list[dict[str, Any]]) -> None:
-        """Approve, Reject and Retire act on every selected row when each qualifies; the
-        other actions take one memory at a time (``ui.review.batch_actions.button_states``)."""
-        for name, (enabled, tooltip) in button_states(records, busy=self._busy).items():
-            self.buttons[name].setEnabled(enabled)
-            self.buttons[name].setToolTip(tooltip)
-
-    def _several_selected(self) -> bool:
+    def several_selected(self) -> bool:
+        """More than one row is selected in the list in view (a batch)."""
         view = self.views.get(self.tabs.currentIndex())
         return view is not None and len(view.selectionModel().selectedRows(0)) > 1
 
@@ -601,32 +571,6 @@ class ReviewWindow(QtWidgets.QMainWindow):
     def _row_buttons(self) -> list[QtWidgets.QPushButton]:
         return list(self.buttons.values())
 
-    def _update_tooltips(self, status: str | None) -> None:
-        """What each button does, or why it is disabled."""
-        if self._busy:
-            why = dict.fromkeys(self.buttons, "Wait for the action in progress to finish")
-        else:
-            why = {
-                "approve": "Select a proposal to approve it",
-                "edit": "Select a proposal to edit and approve it",
-                "reject": "Select a proposal to reject it",
-                "retire": "Select an active memory to retire it",
-                "purge": "Select a memory to purge it",
-                "lift": "Select a retired memory whose text is blocked to lift its tombstone",
-            }
-            if status == "purged":
-                why["purge"] = "This memory is already purged"
-        does = {
-            "approve": "Approve the proposal (A)",
-            "edit": "Change the proposal's text, then approve it",
-            "reject": "Reject the proposal with a reason (R)",
-            "retire": "Retire this memory with a reason; it stops guiding the agent",
-            "purge": "Erase this memory's text for good",
-            "lift": "Let this text be saved again",
-        }
-        for name, button in self.buttons.items():
-            button.setToolTip(does[name] if button.isEnabled() else why[name])
-
     def current_record(self) -> dict[str, Any] | None:
         """The record in the detail pane (``memory.read``'s ``record``)."""
         if self._current is None:
@@ -638,6 +582,17 @@ class ReviewWindow(QtWidgets.QMainWindow):
         """The unlifted tombstone made from the record in the detail pane, if any."""
         record = self.current_record()
         return None if record is None else self.data.active_tombstone(int(record["id"]))
+
+    def shown_history(self) -> list[dict[str, Any]]:
+        """The records the one in the pane replaced (``memory.read``'s ``history``)."""
+        return list((self._current or {}).get("history") or [])
+
+    def target(self) -> dict[str, Any] | None:
+        """The record in the pane, only while it is the row selected in the list."""
+        record = self.current_record()
+        if record is None or record.get("id") != self._current_id():
+            return None
+        return dict(record)
 
     def current_status(self) -> str | None:
         record = self.current_record()
@@ -675,138 +630,6 @@ class ReviewWindow(QtWidgets.QMainWindow):
         """Show All memories with the cursor in the search field."""
         self.tabs.setCurrentIndex(TAB_ALL)
         self.search_bar.focus()
-
-    # --- owner actions ----------------------------------------------------------------
-
-    def _decidable(self) -> bool:
-        """A proposal, or a record with a change an agent proposed to it, is shown."""
-        record = self.current_record() or {}
-        return self.current_status() == "proposed" or bool(record.get("pending_change"))
-
-    def approve(self) -> None:
-        if self._several_selected():
-            self._start_batch("review.approve", decidable_row)
-        elif self._decidable() and (record := self._target()) is not None:
-            self._start("review.approve", lambda: self.owner_actions.approve(record), record=record)
-
-    def edit_and_approve(self) -> None:
-        if self.current_status() == "proposed" and (record := self._target()) is not None:
-            self._start("memory.save", lambda: self.owner_actions.edit_and_approve(record))
-
-    def reject(self) -> None:
-        if self._several_selected():
-            self._start_batch("review.reject", decidable_row)
-        elif self._decidable() and (record := self._target()) is not None:
-            self._start("review.reject", lambda: self.owner_actions.reject(record), record=record)
-
-    def retire(self) -> None:
-        if self._several_selected():
-            self._start_batch("memory.retire", lambda r: r.get("status") == "active")
-        elif self.current_status() == "active" and (record := self._target()) is not None:
-            self._start("memory.retire", lambda: self.owner_actions.retire(record), record=record)
-
-    def purge(self) -> None:
-        if self.current_status() not in (None, "purged") and (record := self._target()) is not None:
-            older = len((self._current or {}).get("history") or [])
-            self._start("memory.purge", lambda: self.owner_actions.purge(record, older))
-
-    def lift_tombstone(self) -> None:
-        tombstone = self.current_tombstone()
-        if tombstone is not None and (record := self._target()) is not None:
-            self._start("tombstone.lift", lambda: self.owner_actions.lift(record, tombstone))
-
-    def _target(self) -> dict[str, Any] | None:
-        """The record in the pane, only while it is the row selected in the list."""
-        record = self.current_record()
-        if record is None or record.get("id") != self._current_id():
-            return None
-        return dict(record)
-
-    def _start(self, action: str, work: Work, *, record: dict[str, Any] | None = None) -> None:
-        """One owner action at a time, on the record shown when it was asked for."""
-        if self._busy:
-            return
-        self._busy = True
-        self.undo_bar.dismiss()  # a new action keeps the last one
-        self._update_buttons()
-        self._tasks.spawn(self._run_action(action, work, record))
-
-    def _start_batch(self, action: str, qualifies: Callable[[dict[str, Any]], bool]) -> None:
-        """Several selected records, each its own owner action (``ui.review.batch_actions``)."""
-        records = self.selected_records()
-        if self._busy or not records or not all(qualifies(r) for r in records):
-            return
-        self._busy = True
-        self.undo_bar.dismiss()
-        self._update_buttons()
-        self._tasks.spawn(self._run_batch(action, records))
-
-    async def _run_batch(self, action: str, records: list[dict[str, Any]]) -> None:
-        try:
-            result = await self.batch_actions.run(action, records)
-        finally:
-            self._busy = False
-            self._update_buttons()
-            self.action_finished.emit(action)
-        if result is None:  # the owner cancelled the dialog
-            return
-        self.show_message(result.summary(), error=bool(result.failed))
-        self.batch_done.emit(result)
-        self._offer_undo(action, result)
-
-    def _offer_undo(self, action: str, done: BatchResult) -> None:
-        """Offer to take back what ``done`` wrote (``ui.review.undo_bar``)."""
-        if not undoable(action, done.done):
-            return
-        pairs = list(done.done)
-        single = len(pairs) == 1 and not done.failed
-        text = receipt_line(action, pairs[0][1]) if single else done.summary()
-        # No number after "Undo": the undo writes a copy under a new one (said after it).
-        self.undo_bar.offer(
-            f"{text} — Undo {UNDOABLE[action]}", partial(self._start_undo, action, pairs)
-        )
-
-    def _start_undo(self, action: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-        if self._busy:
-            self.show_message("Wait for the action in progress to finish, then undo.")
-            return
-        self._busy = True
-        self._update_buttons()
-        self._tasks.spawn(self._run_undo(action, pairs))
-
-    async def _run_undo(
-        self, action: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]
-    ) -> None:
-        try:
-            receipts = await undo(self._bridge, action, pairs)
-        except MamaError as exc:
-            log.info("undo of %s refused: %s: %s", action, exc.code, exc.message)
-            self.show_message(f"Could not undo: {exc.message}", error=True)
-            return
-        finally:
-            self._busy = False
-            self._update_buttons()
-        self.show_message(undone_line(receipts))
-        self.undone.emit(action, receipts)
-
-    async def _run_action(self, action: str, work: Work, record: dict[str, Any] | None) -> None:
-        try:
-            receipt = await work()
-        except MamaError as exc:
-            log.info("%s refused: %s: %s", action, exc.code, exc.message)
-            self.show_message(exc.message, error=True)
-            self.action_failed.emit(action, exc.message)
-            return
-        finally:
-            self._busy = False
-            self._update_buttons()
-            self.action_finished.emit(action)
-        if receipt is None:  # the owner cancelled the dialog
-            return
-        self.show_message(receipt_line(action, receipt))
-        self.action_done.emit(action, receipt)
-        if record is not None:
-            self._offer_undo(action, BatchResult(action, [(record, receipt)]))
 
     # --- the Work tab ----------------------------------------------------------------
 

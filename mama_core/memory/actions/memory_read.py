@@ -1,11 +1,13 @@
 """memory.read: one judgment with provenance, the items it rests on, outcome, a change
-waiting for the owner's review, its replaced predecessors (labelled, under the same scope
-predicate) and the events that touched it (redacted to the caller's scopes)."""
+waiting for the owner's review, what this reader may do with it (``allowed``), its
+replaced predecessors (labelled, under the same scope predicate) and the events that
+touched it (redacted to the caller's scopes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from mama_core.memory import verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotFoundError
@@ -41,6 +43,10 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     change = pending_for(conn, judgment.id)
     record["pending_change"] = (
         None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
+    )
+    # What this reader may do with it now (the core's table, not each front end's guess).
+    record["allowed"] = verbs.allowed(
+        judgment.status, owner=call.session.is_owner, waiting_change=change is not None
     )
     # What it rests on: the cited items as the reader may see them (a review shows them).
     record["evidence"] = evidence_items(conn, evidence_ids(judgment.provenance), call.grant)

@@ -15,19 +15,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory import commitments, proposed_changes
+from mama_core.memory import commitments, proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import PurgeInput
-from mama_core.memory.lifecycle import require_status
 from mama_core.memory.observation_erasure import erase_observations
 from mama_core.memory.purge_pending import mark_pending, settle
 from mama_core.memory.records import load_visible, predecessors
 from mama_core.memory.tombstones import fingerprint
+from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import STATUSES, Judgment, Kind, Status
-
-NOT_PURGED = tuple(s for s in STATUSES if s != Status.PURGED)
+from mama_core.model import Judgment, Kind
 
 
 @mutation(
@@ -61,7 +59,7 @@ def purge_command(call: Call[PurgeInput], env: Env) -> Command:
 def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
     assert inp.id is not None
     target = load_visible(tx.conn, inp.id, tx.grant)
-    require_status(target, NOT_PURGED, "purging it")
+    verbs.require(Verb.PURGE, target.id, target.status)
     chain = [target]
     if inp.include_chain:
         chain += [load_visible(tx.conn, pid, tx.grant) for pid in predecessors(tx.conn, target.id)]

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory import commitments, ownership, proposed_changes
+from mama_core.memory import commitments, ownership, proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
-from mama_core.memory.lifecycle import require_status, supersede
+from mama_core.memory.lifecycle import supersede
 from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable
 from mama_core.memory.tombstones import create_tombstone
+from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Kind, RetireStatus
 from mama_core.scope_bindings import scopes_of
@@ -38,7 +39,7 @@ def retire_command(call: Call[RetireInput], env: Env) -> Command:
         target = load_visible(tx.conn, inp.id, tx.grant)
         if target.kind == Kind.COMMITMENT:  # retiring one would close it: the owner's word
             commitments.require_owner_turn(tx.session, call.spec.name)
-        require_status(target, ("active",), "retiring it")
+        verbs.require(Verb.RETIRE, target.id, target.status)
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
         successor = None if inp.by is None else load_visible(tx.conn, inp.by, tx.grant)
         if successor is not None and successor.status in ("purged", "rejected"):

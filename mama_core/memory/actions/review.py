@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_core.memory import proposed_changes
+from mama_core.memory import proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory.inputs import ApproveInput, RejectInput
-from mama_core.memory.lifecycle import FROM_SAVE, require_status, supersede
+from mama_core.memory.lifecycle import FROM_SAVE, supersede
 from mama_core.memory.proposed_changes import ChangeProposal
 from mama_core.memory.records import load_visible
 from mama_core.memory.tombstones import create_tombstone
+from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Judgment, select_columns
 from mama_core.store.connection import Connection
@@ -54,7 +55,7 @@ def approve_command(call: Call[ApproveInput], env: Env) -> Command:
         change = _waiting_change(tx.conn, proposal, inp.change_id)
         if change is not None:
             return proposed_changes.approve(tx, change, env)
-        require_status(proposal, ("proposed",), "approving it")
+        verbs.require(Verb.APPROVE, proposal.id, proposal.status)
         tx.change_status(proposal.id, "proposed", "active", involvement="owner_approved")
         superseded: list[int] = []
         for predecessor in _proposed_predecessors(tx, proposal.id):
@@ -97,7 +98,7 @@ def reject_command(call: Call[RejectInput], env: Env) -> Command:
                     details={"errors": [], "fields": ["forbid_resave"]},
                 )
             return proposed_changes.reject(tx, change, inp.reason)
-        require_status(proposal, ("proposed",), "rejecting it")
+        verbs.require(Verb.REJECT, proposal.id, proposal.status)
         tx.change_status(proposal.id, "proposed", "rejected")
         payload: dict[str, Any] = {"reason_hmac": tx.record_text("reason", inp.reason)}
         receipt: dict[str, Any] = {}

@@ -14,14 +14,15 @@ import json
 import numpy as np
 
 from mama_core import clock
-from mama_core.memory import commitments, evidence, ownership
+from mama_core.memory import commitments, evidence, ownership, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import SaveInput
-from mama_core.memory.lifecycle import require_status, supersede
+from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
+from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Kind, Status, content_fields, embedding_text
 from mama_core.scope_bindings import bind_scopes, scopes_of
@@ -64,7 +65,7 @@ def _apply_save(
     session = tx.session
     predecessors = [load_visible(tx.conn, pid, tx.grant) for pid in inp.replaces]
     for pred in predecessors:
-        require_status(pred, ("active", "proposed"), "replacing it")
+        verbs.require(Verb.REPLACE, pred.id, pred.status)
         require_writable(tx.grant, scopes_of(tx.conn, pred.id), f"judgment {pred.id}")
     decision = ownership.decide(session, "memory.save", predecessors)
     proposes = decision is ownership.Decision.PROPOSE

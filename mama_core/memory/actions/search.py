@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory import plain_search
+from mama_core.memory import plain_search, proposed_changes, verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.errors import NotGrantedError
@@ -35,7 +35,7 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
     """Run memory.search for ``call``; ``env.recall()`` gives hybrid recall (made on first use)."""
     inp = call.input
     if not inp.query.strip():
-        return _with_terms(conn, plain_search.search(conn, call))
+        return _with_allowed(conn, _with_terms(conn, plain_search.search(conn, call)), call)
     statuses = ["active"]
     if inp.statuses is not None:
         statuses = sorted({s.value for s in inp.statuses})
@@ -57,7 +57,21 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
     hits = env.recall().search(query)
     provenance = _provenance(conn, [hit.id for hit in hits])
     results = [_hit_dict(hit, grant, provenance.get(hit.id, {})) for hit in hits]
-    return _with_terms(conn, {"results": results, "count": len(results)})
+    return _with_allowed(conn, _with_terms(conn, {"results": results, "count": len(results)}), call)
+
+
+def _with_allowed(
+    conn: Connection, found: dict[str, Any], call: Call[SearchInput]
+) -> dict[str, Any]:
+    """Each hit with what this reader may do with it now (``verbs.allowed``), as
+    ``memory.read`` gives it: the lists' buttons follow it without reading each record."""
+    hits: list[dict[str, Any]] = found.get("results", [])
+    waiting = proposed_changes.waiting_on(conn, [int(hit["id"]) for hit in hits])
+    for hit in hits:
+        hit["allowed"] = verbs.allowed(
+            str(hit["status"]), owner=call.session.is_owner, waiting_change=hit["id"] in waiting
+        )
+    return found
 
 
 def _with_terms(conn: Connection, found: dict[str, Any]) -> dict[str, Any]:
