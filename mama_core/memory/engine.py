@@ -96,6 +96,7 @@ class Engine:
             self.recall,
             tombstone_threshold=scale.duplicate_threshold if threshold is None else threshold,
             swap_same_meaning=scale.swap_same_meaning,
+            restatement_threshold=scale.restatement_threshold,
         )
         self._closed = threading.Event()
         self._recall: Recall | None = None
