@@ -12,7 +12,7 @@ import pytest
 
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, NotGrantedError
-from mama_core.memory.restatements import SCAN_ALL, find_restatement
+from mama_core.memory.restatements import SCAN_ALL, find_restatement, same_meaning, words_overlap
 from mama_core.memory.verify import verify_store
 from mama_core.store import Store
 from tests.mama_core.memory.helpers import (
@@ -222,3 +222,31 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
     for scan_all in (SCAN_ALL, 0):
         assert lookup("We ship on Thursday", scan_all) == first["judgment_id"]
         assert lookup("We ship on Wednesdays", scan_all) is None
+
+
+def test_rules_of_one_shape_that_share_only_their_context_are_kept_apart(
+    e5_engine: Engine,
+) -> None:
+    """e5 scores short rules with the same "when it applies" close (the tray's balloon
+    test lost its fifth proposal to this): most of the summary's own words must agree."""
+    when = "writing to the owner"
+    rules = ["Prefer tables", "Sign with initials", "Quote the ticket number"]
+    saved = [save(e5_engine, r, kind="preference", applies_when=when) for r in rules]
+    assert [s["status"] for s in saved] == ["active"] * 3
+    assert all("duplicate_of" not in s for s in saved)
+    # Positive control: the same rule reworded, in the same context, is still caught.
+    again = save(e5_engine, "Prefer a table", kind="preference", applies_when=when)
+    assert again["code"] == "already_remembered"
+    assert again["duplicate_of"] == saved[0]["judgment_id"]
+
+
+def test_the_word_gate_counts_the_shorter_texts_content_words() -> None:
+    assert words_overlap("We ship on Thursdays", "We ship on Thursday") == 1.0
+    assert words_overlap("Quote the ticket number", "Sign with initials") == 0.0
+    # Function words do not count; a script without spaces is compared by character pairs.
+    assert words_overlap("The deploy is on the main branch", "deploy main branch") == 1.0
+    assert words_overlap("会議は月曜日", "会議は月曜日です") == 1.0
+    assert words_overlap("会議は月曜日", "請求書を送る") == 0.0
+    # Gated before any vector reasoning: a close cosine alone does not merge.
+    assert not same_meaning("Quote the ticket number", "Sign with initials", 0.99, 0.93)
+    assert same_meaning("We ship on Thursdays", "We ship on Thursday", 0.99, 0.93)
