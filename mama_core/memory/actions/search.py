@@ -90,6 +90,7 @@ def _facts(hit: RecallHit) -> HitFacts:
         status=hit.status,
         scopes=frozenset(hit.scopes),
         text=said(hit.summary, hit.applies_when),
+        summary=hit.summary,
         groupable=hit.label == "match",
     )
 
