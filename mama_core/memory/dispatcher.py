@@ -68,6 +68,8 @@ class Env:
     restatement_threshold: float = MINILM_SCALE.restatement_threshold
     """The model's ``ScoreScale.restatement_threshold``: a save this close to a live
     memory (and not told apart by its words) restates it (``restatements``)."""
+    check_restatements: bool = True
+    """``EngineConfig.check_restatements``."""
 
 
 MutationHandler = Callable[[Call[InputT], Env], Command]

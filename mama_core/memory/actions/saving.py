@@ -220,7 +220,7 @@ def _restated(
     matched. The owner's save is compared with beliefs only (a proposal the owner
     restates is the owner's own word now); anyone else's with waiting proposals too,
     so an agent saying a thing again does not fill the review queue."""
-    if inp.replaces or inp.kind is Kind.COMMITMENT:
+    if not env.check_restatements or inp.replaces or inp.kind is Kind.COMMITMENT:
         return None
     owner = tx.session.acts_as_owner
     return find_restatement(

@@ -250,3 +250,15 @@ def test_the_word_gate_counts_the_shorter_texts_content_words() -> None:
     # Gated before any vector reasoning: a close cosine alone does not merge.
     assert not same_meaning("Quote the ticket number", "Sign with initials", 0.99, 0.93)
     assert same_meaning("We ship on Thursdays", "We ship on Thursday", 0.99, 0.93)
+
+
+def test_a_seed_that_turns_the_check_off_keeps_every_record(
+    store: Store, e5_embedder: GgufEmbedder
+) -> None:
+    """``check_restatements=False`` (a benchmark's generated seed) saves as given; the
+    control is the default engine above answering the same save already_remembered."""
+    with Engine(store, e5_embedder, EngineConfig(check_restatements=False)) as engine:
+        first = save(engine, THURSDAYS)
+        again = save(engine, THURSDAYS)
+        assert again["status"] == "active" and "duplicate_of" not in again
+        assert active_ids(engine) == [first["judgment_id"], again["judgment_id"]]
