@@ -43,6 +43,13 @@ def card_text(record: dict[str, Any]) -> str:
     for i, step in enumerate(record.get("steps") or [], start=1):
         lines.append(f"{i}. {step}")
     lines += rests_on(record)
+    restates: dict[str, Any] | None = record.get("restates")
+    if restates and record.get("status") == "proposed":
+        lines.append(
+            f"Says again what #{restates.get('id')} says: {restates.get('summary', '')}\n"
+            f"Approve to keep this wording beside #{restates.get('id')} (search shows them "
+            "as one); reject to drop it."
+        )
     scopes = ", ".join(record.get("scopes") or [])
     lines.append(
         f"_Proposed by {who} {when}{' in ' + scopes if scopes else ''}._".replace("  ", " ")

@@ -191,7 +191,9 @@ def build_store(path: Path, n: int, embedder: Any) -> dict[str, int]:
     counts = {"saved": 0, "proposed": 0, "retired": 0}
     with (
         Store.open(path, DbKey.from_secret(BENCH_KEY)) as store,
-        Engine(store, MemoEmbedder(embedder), EngineConfig()) as engine,
+        # The generated sentences are distinct records by construction: kept as given,
+        # not merged as restatements of each other.
+        Engine(store, MemoEmbedder(embedder), EngineConfig(check_restatements=False)) as engine,
     ):
         # Seeding only: no fsync per commit (the file is a throwaway until it is complete).
         store.conn.execute("PRAGMA synchronous = OFF")

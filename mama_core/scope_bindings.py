@@ -46,6 +46,24 @@ def scope_predicate(alias: str, scopes: Iterable[str]) -> tuple[str, list[object
     return sql, list(names)
 
 
+def same_scopes_predicate(alias: str, scopes: Iterable[str]) -> tuple[str, list[object]]:
+    """SQL true when judgment ``alias`` is bound to exactly ``scopes`` (no more, no
+    fewer), with its parameters; no scopes select nothing. The first scope's bindings
+    (an index range) narrow the rows before the two per-row checks."""
+    names = sorted(set(scopes))
+    if not names:
+        return "0", []
+    marks = _placeholders(len(names))
+    sql = (
+        f"{alias}.id IN (SELECT sb.judgment_id FROM scope_bindings AS sb JOIN scopes AS sc "
+        "ON sc.id = sb.scope_id WHERE sc.name = ?) "
+        f"AND (SELECT count(*) FROM scope_bindings AS sb WHERE sb.judgment_id = {alias}.id) = ? "
+        "AND NOT EXISTS (SELECT 1 FROM scope_bindings AS sb JOIN scopes AS sc "
+        f"ON sc.id = sb.scope_id WHERE sb.judgment_id = {alias}.id AND sc.name NOT IN ({marks}))"
+    )
+    return sql, [names[0], len(names), *names]
+
+
 def scope_names_column(alias: str) -> str:
     """A SQL column: the scope names judgment ``alias`` is bound to, joined by ``char(31)``."""
     return (

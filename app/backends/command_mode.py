@@ -26,6 +26,8 @@ from app.durable.mailbox import InputKind
 from mama_core.model import GUIDANCE_KINDS, KINDS, Kind
 
 _OPTION = re.compile(r"\s*\|\s*(when|steps|topic)\s*:\s*", re.IGNORECASE)
+_ANYWAY = re.compile(r"\s*\|\s*anyway\s*$", re.IGNORECASE)
+"""``/remember … | anyway``: keep it as its own memory though one says the same."""
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,10 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command(
         "remember",
-        "/remember [kind] TEXT [| when: …] [| steps: a; b] [| topic: …]",
-        "save a judgment (kinds: " + ", ".join(KINDS) + "; default fact)",
+        "/remember [kind] TEXT [| when: …] [| steps: a; b] [| topic: …] [| anyway]",
+        "save a judgment (kinds: "
+        + ", ".join(KINDS)
+        + "; default fact); '| anyway' keeps it even if a memory already says the same",
     ),
     Command("search", "/search WORDS", "find what MAMA believes"),
     Command("review", "/review", "show proposals waiting for your review, with buttons"),
@@ -148,6 +152,11 @@ class CommandModeBackend:
         if outcome.is_error:
             return TurnReply(_error_line(outcome.result))
         r = outcome.result
+        if r.get("code") == "already_remembered":
+            return TurnReply(
+                f"Already remembered as #{r.get('duplicate_of')}; nothing new saved. "
+                "To keep it as its own memory, send it again ending with `| anyway`."
+            )
         return TurnReply(f"Saved #{r.get('judgment_id')} ({payload['kind']}, {r.get('status')}).")
 
     async def _search(self, rest: str, tools: ToolBox) -> TurnReply:
@@ -212,7 +221,11 @@ def help_text(tools: ToolBox | None = None) -> str:
 
 
 def parse_remember(rest: str) -> dict[str, Any]:
-    """``[kind] TEXT [| when: …] [| steps: a; b] [| topic: …]`` → a memory.save payload."""
+    """``[kind] TEXT [| when: …] [| steps: a; b] [| topic: …] [| anyway]`` → a
+    memory.save payload."""
+    anyway = _ANYWAY.search(rest)
+    if anyway is not None:
+        rest = rest[: anyway.start()]
     parts = _OPTION.split(rest)
     body, options = parts[0].strip(), parts[1:]
     first, _, tail = body.partition(" ")
@@ -230,6 +243,8 @@ def parse_remember(rest: str) -> dict[str, Any]:
             payload["steps"] = [s.strip() for s in value.split(";") if s.strip()]
     if kind in GUIDANCE_KINDS and "applies_when" not in payload:
         payload["applies_when"] = "always"
+    if anyway is not None:
+        payload["even_if_duplicate"] = True
     return payload
 
 
@@ -241,7 +256,12 @@ def render_record(record: dict[str, Any]) -> str:
 
 
 def _result_line(r: dict[str, Any]) -> str:
-    return f"#{r.get('id')} {r.get('kind')}: {' '.join(str(r.get('summary', '')).split())}"
+    line = f"#{r.get('id')} {r.get('kind')}: {' '.join(str(r.get('summary', '')).split())}"
+    also = [
+        f"  also said as #{a.get('id')}: {' '.join(str(a.get('summary', '')).split())}"
+        for a in r.get("also_said_as", [])
+    ]
+    return "\n".join([line, *also])
 
 
 def _parse_id(text: str) -> int | None:

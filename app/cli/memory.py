@@ -100,6 +100,11 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON o
 @click.option("--applies-when", default=None, help="When guidance applies (guidance kinds).")
 @click.option("--step", "steps", multiple=True, help="A workflow step, in order (repeatable).")
 @click.option("--replaces", "replaces", multiple=True, type=ROW_ID, help="Id this revises.")
+@click.option(
+    "--anyway",
+    is_flag=True,
+    help="Keep it as its own memory even if one in the same scopes already says the same.",
+)
 @json_option
 @click.pass_obj
 def remember(
@@ -112,9 +117,13 @@ def remember(
     applies_when: str | None,
     steps: tuple[str, ...],
     replaces: tuple[int, ...],
+    anyway: bool,
     as_json: bool,
 ) -> None:
-    """Remember TEXT as a judgment of the given kind."""
+    """Remember TEXT as a judgment of the given kind.
+
+    If a memory of that kind in the same scopes already says the same, nothing new is
+    saved and its id is printed; --anyway keeps TEXT as its own memory."""
     payload: dict[str, Any] = {"kind": kind, "summary": text, "topic": topic, "details": details}
     if scopes:
         payload["scopes"] = list(scopes)
@@ -124,9 +133,23 @@ def remember(
         payload["steps"] = list(steps)
     if replaces:
         payload["replaces"] = list(replaces)
+    if anyway:
+        payload["even_if_duplicate"] = True
     receipt = obj.owner_mutate(parse_input(SaveInput, **payload))
-    _emit_receipt(receipt, as_json, "remembered")
+    if receipt.extra.get("code") == "already_remembered":
+        _emit(receipt.to_wire(), as_json, already_remembered_line(receipt))
+    else:
+        _emit_receipt(receipt, as_json, "remembered")
     _note_waiting_vectors(obj)
+
+
+def already_remembered_line(receipt: Receipt) -> str:
+    """``already remembered as #12; nothing new saved (...)``: a save that restated one."""
+    replay = " (answered earlier)" if receipt.replayed else ""
+    return (
+        f"already remembered as #{receipt.extra.get('duplicate_of')}; nothing new saved"
+        f"{replay}. To keep it as its own memory: mama remember --anyway ..."
+    )
 
 
 @click.command()
@@ -151,14 +174,21 @@ def search(
     if kinds:
         payload["kinds"] = list(kinds)
     result = _owner(obj, "memory.search", payload)
-    lines = [
-        terminal_text(
-            f"#{hit['id']} [{hit['kind']}] {hit['summary']}  ({', '.join(hit.get('scopes', []))})"
-        )
-        for hit in result.get("results", [])
-    ]
+    lines = search_lines(result)
     _emit(result, as_json, "\n".join(lines) if lines else "nothing found")
     _note_waiting_vectors(obj)
+
+
+def search_lines(result: dict[str, Any]) -> list[str]:
+    """One line per result, and under it each record that says the same (``also_said_as``)."""
+    return [
+        terminal_text(line)
+        for hit in result.get("results", [])
+        for line in (
+            f"#{hit['id']} [{hit['kind']}] {hit['summary']}  ({', '.join(hit.get('scopes', []))})",
+            *(f"    also said as #{a['id']}: {a['summary']}" for a in hit.get("also_said_as", [])),
+        )
+    ]
 
 
 def _note_waiting_vectors(obj: CliContext) -> None:

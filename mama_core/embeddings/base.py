@@ -75,15 +75,25 @@ class ScoreScale:
     """A save that swaps one run of a tombstoned sentence's words is let through as
     another fact below this cosine (0: never, the cosine alone decides); at or above
     it the swap was a synonym."""
+    restatement_threshold: float = 0.96
+    """At or above this cosine a save may restate a live memory in the same scopes (the
+    words then decide, ``restatements``): the best recall at precision >= 0.95 on the
+    dev split of ``python -m bench.duplicates`` (a merge loses what the owner said, a
+    miss only shows twice, so precision comes first)."""
 
 
-MINILM_SCALE = ScoreScale(relevance_floor=0.15, duplicate_threshold=0.92)
+MINILM_SCALE = ScoreScale(
+    relevance_floor=0.15, duplicate_threshold=0.92, restatement_threshold=0.96
+)
 """all-MiniLM-L6-v2's, tuned on the dev sets and the labelled tombstone pairs."""
 
 SCORE_SCALES: dict[str, ScoreScale] = {
     "all-MiniLM-L6-v2": MINILM_SCALE,
     "multilingual-e5-small": ScoreScale(
-        relevance_floor=0.76, duplicate_threshold=0.86, swap_same_meaning=0.99
+        relevance_floor=0.76,
+        duplicate_threshold=0.86,
+        swap_same_meaning=0.99,
+        restatement_threshold=0.93,
     ),
 }
 """Known models by their GGUF ``general.name``. A model not listed gets MiniLM's scale

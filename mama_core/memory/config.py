@@ -19,6 +19,10 @@ class EngineConfig:
     """Truncate the WAL after a purge so erased bytes leave it too."""
     vector_dtype: str = "float32"
     """The vector cache's element type: float32, or float16 to halve its memory."""
+    check_restatements: bool = True
+    """Answer a save that restates a live memory with it (``restatements``). Off only
+    where a caller writes records it knows to be distinct and wants them as given (a
+    benchmark's seed store of generated sentences)."""
     commit_poll_seconds: float | None = 0.25
     """How often to look for other processes' commits once something subscribes to
     change-sets (None: follow only this process's, for short-lived commands)."""

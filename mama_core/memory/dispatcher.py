@@ -65,6 +65,11 @@ class Env:
     """The tombstone cosine in force: the config's, else the model's (``ScoreScale``)."""
     swap_same_meaning: float = 0.0
     """The model's ``ScoreScale.swap_same_meaning`` (the tombstone matcher's swap cue)."""
+    restatement_threshold: float = MINILM_SCALE.restatement_threshold
+    """The model's ``ScoreScale.restatement_threshold``: a save this close to a live
+    memory (and not told apart by its words) restates it (``restatements``)."""
+    check_restatements: bool = True
+    """``EngineConfig.check_restatements``."""
 
 
 MutationHandler = Callable[[Call[InputT], Env], Command]

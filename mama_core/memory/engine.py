@@ -96,6 +96,8 @@ class Engine:
             self.recall,
             tombstone_threshold=scale.duplicate_threshold if threshold is None else threshold,
             swap_same_meaning=scale.swap_same_meaning,
+            restatement_threshold=scale.restatement_threshold,
+            check_restatements=self.config.check_restatements,
         )
         self._closed = threading.Event()
         self._recall: Recall | None = None

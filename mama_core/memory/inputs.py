@@ -189,6 +189,13 @@ class SaveInput(MutationInput):
         max_length=50,
         description="The items it rests on, as their refs (obs:12); shown to the owner.",
     )
+    even_if_duplicate: bool = Field(
+        False,
+        description=(
+            "Owner only: save it as its own memory even though a live memory in the same "
+            "scopes already says the same (otherwise the save is answered with that memory)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _guidance_shape(self) -> SaveInput:

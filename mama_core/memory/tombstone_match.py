@@ -342,6 +342,13 @@ def cues(text: str) -> Cues:
     )
 
 
+def numbers_in_order(text: str) -> tuple[str, ...]:
+    """The numbers of ``text`` in the order written, normalised as ``cues`` does ("item 1
+    of batch 2" is not "item 2 of batch 1", though their sets of numbers agree)."""
+    plain = unicodedata.normalize("NFKC", text)
+    return tuple(_number(n) for n in _NUMBER.findall(plain))
+
+
 def difference(retired: str, candidate: str) -> str | None:
     """Why ``candidate`` states something other than ``retired``, or None if nothing
     tells them apart (then the cosine decides)."""

@@ -1,7 +1,8 @@
 """memory.read: one judgment with provenance, the items it rests on, outcome, a change
-waiting for the owner's review, what this reader may do with it (``allowed``), its
-replaced predecessors (labelled, under the same scope predicate) and the events that
-touched it (redacted to the caller's scopes)."""
+waiting for the owner's review, what this reader may do with it (``allowed``), the
+record it says again (``restates``, when its save matched one), its replaced
+predecessors (labelled, under the same scope predicate) and the events that touched it
+(redacted to the caller's scopes)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
         conn, judgment.superseded_by, call.grant
     ):
         record["superseded_by"] = None
+    restated = restated_by_save(conn, judgment.id)
+    if restated is not None and _visible(conn, restated, call.grant):
+        original = load_visible(conn, restated, call.grant)
+        record["restates"] = {"id": original.id, "summary": original.summary}
     change = pending_for(conn, judgment.id)
     record["pending_change"] = (
         None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
@@ -107,6 +112,17 @@ def events_touching(
         (judgment_id, judgment_id, *(() if until is None else (until,))),
     ).fetchall()
     return visible_events(conn, [event_from_row(r)[0] for r in rows], grant)
+
+
+def restated_by_save(conn: Connection, judgment_id: int) -> int | None:
+    """The live record a judgment's own save said again (its event names it as
+    ``restates``: an agent's proposed merge, or the owner's save kept anyway)."""
+    row = conn.execute(
+        "SELECT json_extract(payload, '$.restates') FROM events "
+        "WHERE judgment_id = ? AND action = 'memory.save' ORDER BY id LIMIT 1",
+        (judgment_id,),
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
 
 
 def _visible(conn: Connection, judgment_id: int, grant: Grant) -> bool:

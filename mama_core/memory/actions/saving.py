@@ -5,6 +5,15 @@ checked (visible, writable, whose they are), the tombstones consulted, and the
 row, its scopes, vector and ``supersedes`` edges written. A proposal's
 supersessions wait for the owner's approval: anyone but the owner replacing the
 owner's record only proposes the replacement (``ownership``).
+
+A save that restates a live memory in the same scopes (``restatements``) does not
+pile up: the owner's is answered "already remembered as #N" (code
+``already_remembered``) and writes only its event, naming #N; another actor's
+becomes a proposed merge: a ``proposed`` record whose event names #N, which the
+owner approves (kept beside #N, shown as one with it in search) or rejects. An
+actor restating a waiting proposal is answered ``already_proposed``. The owner may
+insist (``even_if_duplicate``): the record is saved as usual with a ``relates_to``
+edge to #N, the owner's word that the two are two things.
 """
 
 from __future__ import annotations
@@ -16,10 +25,12 @@ import numpy as np
 from mama_core import clock
 from mama_core.memory import commitments, evidence, ownership, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
+from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import load_visible
+from mama_core.memory.restatements import Restatement, find_restatement
 from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.verbs import Verb
@@ -35,7 +46,8 @@ from mama_core.scope_bindings import bind_scopes, scopes_of
         "Save a judgment (decision, fact, preference, constraint, lesson, workflow, "
         "task, schedule, commitment). Guidance you save is proposed for the owner's review; "
         "a commitment (with its terms in `commitment`) the owner owes, found outside a turn "
-        "the owner started, too."
+        "the owner started, too. Saying again what a memory in the same scopes says is "
+        "answered with that memory's id (`duplicate_of`), or proposed to the owner as a merge."
     ),
 )
 def save_command(call: Call[SaveInput], env: Env) -> Command:
@@ -63,6 +75,12 @@ def _apply_save(
     if vector is None:  # unreachable (receipts are never deleted); never store a row unembedded
         vector = env.embed(embedding_text(inp.topic, inp.summary, inp.details, inp.applies_when))
     session = tx.session
+    if inp.even_if_duplicate and not session.acts_as_owner:
+        raise NotGrantedError(
+            "Only the owner can save a memory beside one that says the same; leave "
+            "even_if_duplicate out and the owner reviews it as a proposed merge.",
+            details={"field": "even_if_duplicate"},
+        )
     predecessors = [load_visible(tx.conn, pid, tx.grant) for pid in inp.replaces]
     for pred in predecessors:
         verbs.require(Verb.REPLACE, pred.id, pred.status)
@@ -92,6 +110,11 @@ def _apply_save(
         tx.secret,
         env.swap_same_meaning,
     )
+    restated = _restated(tx, inp, scopes, vector, env)
+    if restated is not None and not inp.even_if_duplicate:
+        if session.acts_as_owner or restated.status == Status.PROPOSED.value:
+            return _already_said(inp, scopes, restated, session.acts_as_owner)
+        status = Status.PROPOSED  # another actor's restatement: a merge the owner reviews
     if status is Status.PROPOSED and not session.acts_as_owner:
         evidence.refuse_if_rejected(
             tx.conn,
@@ -162,13 +185,84 @@ def _apply_save(
         tx.touch(pred.id)
         if status.value == "active":
             supersede(tx, pred, judgment_id, start)
+    payload: dict[str, object] = {
+        "kind": inp.kind.value,
+        "content_hash": digest,
+        "scopes": list(scopes),
+        "replaces": list(inp.replaces),
+        "valid_from": start,
+    }
+    receipt: dict[str, object] = {}
+    if restated is not None:
+        payload["restates"] = restated.judgment_id
+        receipt["duplicate_of"] = restated.judgment_id
+        if inp.even_if_duplicate:  # the owner's word: two things, never grouped as one
+            tx.conn.execute(
+                "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+                "VALUES (?, ?, 'relates_to', NULL, ?, ?)",
+                (judgment_id, restated.judgment_id, tx.at, tx.event_id),
+            )
+            tx.touch(restated.judgment_id)
+            receipt["code"] = "saved_anyway"
+        else:
+            receipt["code"] = "proposed_merge"
+            receipt["message"] = (
+                f"Proposed as #{judgment_id} for the owner's review: it says what "
+                f"#{restated.judgment_id} already says."
+            )
+    return Applied(judgment_id=judgment_id, payload=payload, receipt=receipt)
+
+
+def _restated(
+    tx: Tx, inp: SaveInput, scopes: tuple[str, ...], vector: np.ndarray, env: Env
+) -> Restatement | None:
+    """The live record this save restates, if any. A revision (``replaces``) says
+    something new about its targets, and a commitment is its terms, so neither is
+    matched. The owner's save is compared with beliefs only (a proposal the owner
+    restates is the owner's own word now); anyone else's with waiting proposals too,
+    so an agent saying a thing again does not fill the review queue."""
+    if not env.check_restatements or inp.replaces or inp.kind is Kind.COMMITMENT:
+        return None
+    owner = tx.session.acts_as_owner
+    return find_restatement(
+        tx.conn,
+        kind=inp.kind.value,
+        scopes=scopes,
+        summary=inp.summary,
+        applies_when=inp.applies_when,
+        vector=vector,
+        model_id=env.model_id,
+        threshold=env.restatement_threshold,
+        swap_same_meaning=env.swap_same_meaning,
+        statuses=("active",) if owner else ("active", "proposed"),
+    )
+
+
+def _already_said(
+    inp: SaveInput, scopes: tuple[str, ...], restated: Restatement, by_owner: bool
+) -> Applied:
+    """Nothing new: the event names the record the save restates (a link in the log,
+    never an edit of it), and the receipt says which and how to insist."""
+    jid = restated.judgment_id
+    if by_owner:
+        code = "already_remembered"
+        message = (
+            f"Already remembered as #{jid}; nothing new was saved. To keep it as its own "
+            "memory, save it again with even_if_duplicate."
+        )
+    else:
+        code = "already_proposed"
+        message = f"Already proposed as #{jid}, waiting for the owner's review; nothing new saved."
+    payload: dict[str, object] = {
+        "kind": inp.kind.value,
+        "scopes": list(scopes),
+        "restates": jid,
+        "outcome": code,
+    }
+    if restated.similarity is not None:
+        payload["similarity"] = round(restated.similarity, 4)
     return Applied(
-        judgment_id=judgment_id,
-        payload={
-            "kind": inp.kind.value,
-            "content_hash": digest,
-            "scopes": list(scopes),
-            "replaces": list(inp.replaces),
-            "valid_from": start,
-        },
+        judgment_id=jid,
+        payload=payload,
+        receipt={"duplicate_of": jid, "code": code, "message": message},
     )

@@ -1,5 +1,10 @@
 """memory.search through hybrid recall (BM25 + exact vectors, fused by RRF).
 
+Records within the top-k that say the same thing (``restatements``: same kind,
+status and scopes, the same meaning by vectors and words) come back as one result,
+the best-ranked, listing the others under ``also_said_as``; so ``count`` is the
+number of groups, at most ``limit``.
+
 The action's rules stay the plain search's: beliefs only unless the owner
 asks for other statuses, scopes bounded by the grant (a foreign scope is
 refused, never narrowed). Recall then applies the same predicate before any
@@ -20,6 +25,7 @@ from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.provenance import origin_line
+from mama_core.memory.restatements import HitFacts, group_hits, said
 from mama_core.memory.scopes import read_scopes, visible_scopes
 from mama_core.recall import RecallHit, RecallQuery
 from mama_core.scope_bindings import all_scope_names
@@ -29,7 +35,10 @@ from mama_core.store.connection import Connection
 @query(
     "memory.search",
     SearchInput,
-    description="Search believed (active) judgments in your scopes by words.",
+    description=(
+        "Search believed (active) judgments in your scopes by words; records that say the "
+        "same thing come back as one result listing the others under `also_said_as`."
+    ),
 )
 def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any]:
     """Run memory.search for ``call``; ``env.recall()`` gives hybrid recall (made on first use)."""
@@ -56,7 +65,20 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
     )
     hits = env.recall().search(query)
     provenance = _provenance(conn, [hit.id for hit in hits])
-    results = [_hit_dict(hit, grant, provenance.get(hit.id, {})) for hit in hits]
+    groups = group_hits(
+        conn,
+        hits,
+        _facts,
+        env.model_id,
+        env.restatement_threshold,
+        env.swap_same_meaning,
+    )
+    results: list[dict[str, Any]] = []
+    for lead, *others in groups:
+        result = _hit_dict(lead, grant, provenance.get(lead.id, {}))
+        if others:
+            result["also_said_as"] = [{"id": h.id, "summary": h.summary} for h in others]
+        results.append(result)
     return _with_allowed(conn, _with_terms(conn, {"results": results, "count": len(results)}), call)
 
 
@@ -72,6 +94,19 @@ def _with_allowed(
             str(hit["status"]), owner=call.session.is_owner, waiting_change=hit["id"] in waiting
         )
     return found
+
+
+def _facts(hit: RecallHit) -> HitFacts:
+    """What grouping compares: a search shows records that say the same as one result."""
+    return HitFacts(
+        id=hit.id,
+        kind=hit.kind,
+        status=hit.status,
+        scopes=frozenset(hit.scopes),
+        text=said(hit.summary, hit.applies_when),
+        summary=hit.summary,
+        groupable=hit.label == "match",
+    )
 
 
 def _with_terms(conn: Connection, found: dict[str, Any]) -> dict[str, Any]:

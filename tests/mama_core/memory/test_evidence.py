@@ -106,11 +106,11 @@ def test_a_rejected_text_is_not_proposed_again_from_the_same_items(engine: Engin
 def test_only_a_rejection_blocks_and_the_owner_is_never_blocked(engine: Engine) -> None:
     item = connector_item(engine, "C1/1", SLACK, "Anna: budget frozen until March")
     waiting = propose(engine, "The budget is frozen until March", [item])["judgment_id"]
-    # A proposal still waiting (not rejected) does not block a second one.
+    # A proposal still waiting (not rejected) does not block: the same words again are
+    # answered with the waiting one, not refused and not saved twice.
     again = propose(engine, "The budget is frozen until March", [item])
-    assert again["status"] == "proposed"
+    assert (again["code"], again["judgment_id"]) == ("already_proposed", waiting)
     reject(engine, waiting)
-    reject(engine, again["judgment_id"])
     with pytest.raises(AlreadyRejectedError):
         propose(engine, "The budget is frozen until March", [item])
     # The owner saying it is the owner's word: it lands active.

@@ -88,7 +88,8 @@ def test_command_id_shape_is_checked(engine: Engine) -> None:
 
 
 def test_generated_command_ids_are_distinct(engine: Engine) -> None:
-    payload = {"kind": "fact", "summary": "Twice saved on purpose"}
+    # even_if_duplicate: the same words again are otherwise answered with the first record.
+    payload = {"kind": "fact", "summary": "Twice saved on purpose", "even_if_duplicate": True}
     first = engine.dispatch("memory.save", payload, OWNER, OWNER_GRANT)
     second = engine.dispatch("memory.save", payload, OWNER, OWNER_GRANT)
     assert first["command_id"] != second["command_id"]

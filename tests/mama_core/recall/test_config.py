@@ -27,8 +27,11 @@ def test_presets_and_version() -> None:
 
 
 def test_recency_boost_prefers_the_newer_of_equals(world: World) -> None:
+    # The same words twice on purpose: the owner insists (else "already remembered").
     recent = world.save("The team lunch is on Thursday", valid_from="2024-01-20T00:00:00Z")
-    older = world.save("The team lunch is on Thursday", valid_from="2023-12-01T00:00:00Z")
+    older = world.save(
+        "The team lunch is on Thursday", valid_from="2023-12-01T00:00:00Z", even_if_duplicate=True
+    )
     # Equal texts tie, and a tie goes to the higher id...
     assert world.ids("team lunch", valid_at="2024-02-01") == [older, recent]
     # ...unless the recency boost is on: then the more recent validity wins.

@@ -25,7 +25,8 @@ def test_version_names_the_stage() -> None:
 def test_neighbour_of_a_top_hit_moves_ahead_of_its_twin(world: World) -> None:
     asked = world.save(QUESTION, valid_from=MEETING)
     answered = world.save(ANSWER, valid_from=MEETING)
-    twin = world.save(ANSWER, valid_from=LATER)  # same words, another episode
+    # same words, another episode (the owner insists: else "already remembered")
+    twin = world.save(ANSWER, valid_from=LATER, even_if_duplicate=True)
     world.save("The canteen serves soup on Fridays", valid_from=LATER)
 
     plain = world.ids("courier for the Lisbon shipments")
@@ -52,16 +53,17 @@ def test_neighbour_of_a_top_hit_moves_ahead_of_its_twin(world: World) -> None:
 def test_the_stage_reaches_only_the_same_event_time(world: World) -> None:
     world.save(ANSWER, valid_from=LATER)  # would be a neighbour by id, not by episode
     asked = world.save(QUESTION, valid_from=MEETING)
-    later = world.save(ANSWER, valid_from=LATER)
+    # The same words again on purpose: the owner insists (else "already remembered").
+    later = world.save(ANSWER, valid_from=LATER, even_if_duplicate=True)
     assert world.cache.episode_neighbours([asked], 1) == []
-    same = world.save(ANSWER, valid_from=MEETING)
+    same = world.save(ANSWER, valid_from=MEETING, even_if_duplicate=True)
     # ``later`` sits between them, so ``same`` is two ids away: width 2 reaches it.
     assert world.cache.episode_neighbours([asked], 2) == []
     assert world.cache.episode_neighbours([later], 1) == []
     assert world.cache.episode_neighbours([same], 1) == []
-    first = world.save(QUESTION, valid_from="2024-06-01T00:00:00Z")
-    second = world.save(ANSWER, valid_from="2024-06-01T00:00:00Z")
-    third = world.save(ANSWER, valid_from="2024-06-01T00:00:00Z")
+    first = world.save(QUESTION, valid_from="2024-06-01T00:00:00Z", even_if_duplicate=True)
+    second = world.save(ANSWER, valid_from="2024-06-01T00:00:00Z", even_if_duplicate=True)
+    third = world.save(ANSWER, valid_from="2024-06-01T00:00:00Z", even_if_duplicate=True)
     assert world.cache.episode_neighbours([first], 1) == [(first, second)]
     assert world.cache.episode_neighbours([first], 2) == [(first, second), (first, third)]
     assert world.cache.episode_neighbours([second], 1) == [(second, first), (second, third)]

@@ -11,7 +11,11 @@ from tests.mama_core.recall.world import World
 
 
 def test_identical_rows_rank_newest_first_every_time(world: World) -> None:
-    ids = [world.save("Water the office plants on Wednesdays") for _ in range(6)]
+    # The same words six times on purpose: the owner insists (else "already remembered").
+    ids = [
+        world.save("Water the office plants on Wednesdays", even_if_duplicate=True)
+        for _ in range(6)
+    ]
     for config in PRESETS.values():
         runs = [world.ids("water office plants", config=config) for _ in range(3)]
         assert runs[0] == runs[1] == runs[2]

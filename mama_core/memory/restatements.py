@@ -1,0 +1,322 @@
+"""Restatements: a save that says again what a live memory already says.
+
+Saving "We ship on Thursdays" twice and then "We ship on Thursday" should leave one
+memory, not three. A save restates a live record when both have the same kind and
+exactly the same scopes, and their texts mean the same: the same normalised text,
+or vectors at least the model's ``restatement_threshold`` cosine-close while the
+words (``tombstone_match``: polarity, opposites, numbers, dates, names, a swapped
+word) do not tell them apart. It is the tombstone matcher applied to live records,
+with its own threshold measured on ``bench/data/duplicate_pairs.json``
+(``python -m bench.duplicates``).
+
+The same test groups search results at read time (``group_hits``), so stores that
+already hold near-same records show them as one result with "also said as".
+Two records the owner linked (``relates_to``, as an insisted save does) are never
+grouped: the owner said they are two things.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+from mama_core.memory.tombstone_match import near_duplicate, numbers_in_order
+from mama_core.memory.tombstones import normalise
+from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
+from mama_core.recall.lexical_query import build_lexical_query
+from mama_core.recall.stopwords import STOPWORDS
+from mama_core.scope_bindings import same_scopes_predicate
+from mama_core.store.connection import Connection
+
+NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
+"""A commitment's terms (who, to whom, by when) are its meaning, not its words: two
+"send the deck" commitments are two promises."""
+
+
+def said(summary: str, applies_when: str | None) -> str:
+    """The words a record's meaning is compared on: its summary and when it applies
+    ("Use tabs" in Go files is not "Use tabs" in Python files)."""
+    return f"{summary}. {applies_when}" if applies_when else summary
+
+
+WORD_OVERLAP = 0.5
+"""The share of the shorter summary's content words the other must also say. A close
+cosine alone merged unrelated rules of one shape: e5 scored "Quote the ticket number"
+and "Sign with initials" (both "when writing to the owner") above its threshold, and
+MiniLM's held-out precision was 0.917 without this (``bench.duplicates``). A restatement
+rewords a little and keeps most of its words; a translation shares none, but e5 scores
+translations below the threshold anyway."""
+
+_TOKEN = re.compile(r"[^\W_]+")
+_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+STEM = 5
+"""Words are compared by their first letters ("Thursdays"/"Thursday", "commence"/
+"commencer"): a gate that lets a few different words pass costs nothing, as the
+cosine and the word checks still decide."""
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The words of ``text`` that carry meaning: folded, English function words dropped,
+    each cut to its first ``STEM`` letters; a script written without spaces gives its
+    character pairs instead."""
+    found: set[str] = set()
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if _UNSPACED.search(token):
+            found.update(token[i : i + 2] for i in range(max(1, len(token) - 1)))
+        elif token not in STOPWORDS:
+            found.add(token[:STEM])
+    return frozenset(found)
+
+
+def words_overlap(first: str, second: str) -> float:
+    """The share of the shorter text's content words the other says too (1.0 when
+    either has none: then the words cannot tell)."""
+    a, b = content_words(first), content_words(second)
+    if not a or not b:
+        return 1.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def same_meaning(
+    first: str,
+    second: str,
+    similarity: float | None,
+    threshold: float,
+    swap_same_meaning: float = 0.0,
+    summaries: tuple[str, str] | None = None,
+) -> bool:
+    """Whether two texts (``said``) say the same: the same normalised text, or
+    ``similarity`` (None: no vectors to compare) at or above ``threshold`` with most
+    words shared (``WORD_OVERLAP``, on ``summaries`` when given: a shared "when it
+    applies" is no evidence) and no word telling them apart."""
+    if normalise(first) == normalise(second):
+        return True
+    if similarity is None or similarity < threshold:
+        return False
+    if numbers_in_order(first) != numbers_in_order(second):
+        return False  # "thread 1 item 0" is not "thread 0 item 1"
+    if words_overlap(*(summaries or (first, second))) < WORD_OVERLAP:
+        return False
+    return near_duplicate(first, second, similarity, threshold, swap_same_meaning)
+
+
+@dataclass(frozen=True)
+class Restatement:
+    """The live record a save restates."""
+
+    judgment_id: int
+    status: str
+    summary: str
+    similarity: float | None
+    """None: the same text after normalising; else the cosine of the two vectors."""
+
+
+SCAN_ALL = 200
+"""Up to this many live records in a save's neighbourhood (same kind, same scopes),
+every one's vector is compared; beyond it only ``LEXICAL_CANDIDATES`` found by the
+words, so a save's cost does not grow with the store (nor an import's with its square:
+reading 2,000 made ``bench.write``'s import 5x slower). The words lose little: e5
+scores translations, which share none, below the threshold anyway."""
+LEXICAL_CANDIDATES = 100
+
+
+def find_restatement(
+    conn: Connection,
+    *,
+    kind: str,
+    scopes: Sequence[str],
+    summary: str,
+    applies_when: str | None,
+    vector: np.ndarray | None,
+    model_id: str,
+    threshold: float,
+    swap_same_meaning: float,
+    statuses: Sequence[str],
+    scan_all: int = SCAN_ALL,
+) -> Restatement | None:
+    """The live record (one of ``statuses``) of ``kind`` in exactly ``scopes`` that a
+    save of ``summary`` restates, the closest first; None if there is none.
+
+    A neighbourhood of at most ``scan_all`` records is read whole (a translation
+    shares no words with its original); a larger one is narrowed to the records the
+    full-text indexes rank highest for the save's words, then compared the same way."""
+    if kind in NEVER_MERGED_KINDS or not scopes:
+        return None
+    same_scopes, scope_params = same_scopes_predicate("j", scopes)
+    live = f"j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) AND {same_scopes}"
+    live_params: list[object] = [kind, json.dumps(list(statuses)), *scope_params]
+    crowded = (
+        conn.execute(
+            f"SELECT 1 FROM judgments j WHERE {live} LIMIT 1 OFFSET ?", [*live_params, scan_all]
+        ).fetchone()
+        is not None
+    )
+    narrowed = ""
+    if crowded:
+        candidates = _worded_candidates(conn, said(summary, applies_when))
+        narrowed = "AND j.id IN (SELECT value FROM json_each(?)) "
+        live_params.append(json.dumps(candidates))
+    rows = conn.execute(
+        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector FROM judgments j "
+        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
+        f"WHERE {live} {narrowed}ORDER BY j.id",
+        [model_id, *live_params],
+    ).fetchall()
+    text = said(summary, applies_when)
+    best: Restatement | None = None
+    for jid, status, old_summary, old_when, blob in rows:
+        similarity = _cosine(vector, blob)
+        if not same_meaning(
+            said(str(old_summary), old_when),
+            text,
+            similarity,
+            threshold,
+            swap_same_meaning,
+            summaries=(str(old_summary), summary),
+        ):
+            continue
+        found = Restatement(int(jid), str(status), str(old_summary), similarity)
+        if best is None or _closer(found, best):
+            best = found
+    return best
+
+
+def _worded_candidates(conn: Connection, text: str) -> list[int]:
+    """The records the word and trigram indexes rank highest for ``text``, whoever's they
+    are: FTS5 ranks its matches alone in a few milliseconds, while admitting each by
+    status, kind and scope first reads every match's (encrypted) row; the caller's own
+    query keeps only the live ones of the neighbourhood."""
+    lexical = build_lexical_query(text)
+    # Words where the text has them; trigrams only for scripts written without spaces
+    # (a long sentence's trigrams match nearly every record).
+    table, match = WORD_TABLE, lexical.word_match()
+    if match is None:
+        table, match = TRIGRAM_TABLE, lexical.trigram_match()
+    if match is None:
+        return []
+    rows = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+        (match, LEXICAL_CANDIDATES),
+    ).fetchall()
+    return sorted(int(r[0]) for r in rows)
+
+
+def _closer(a: Restatement, b: Restatement) -> bool:
+    """Same text beats any cosine; then the higher cosine; ties keep the older record."""
+    if b.similarity is None:
+        return False
+    return a.similarity is None or a.similarity > b.similarity
+
+
+def _cosine(vector: np.ndarray | None, blob: bytes | None) -> float | None:
+    if vector is None or blob is None:
+        return None
+    stored = np.frombuffer(blob, dtype="<f4")
+    if stored.shape != vector.shape:
+        return None
+    return float(np.dot(stored, vector))
+
+
+H = TypeVar("H")
+
+
+@dataclass(frozen=True)
+class HitFacts:
+    """What grouping compares of one search hit."""
+
+    id: int
+    kind: str
+    status: str
+    scopes: frozenset[str]
+    text: str
+    """``said(summary, applies_when)``."""
+    summary: str
+    groupable: bool = True
+    """False for a hit shown for another reason (a replaced predecessor in history)."""
+
+
+def group_hits(
+    conn: Connection,
+    hits: Sequence[H],
+    facts: Callable[[H], HitFacts],
+    model_id: str,
+    threshold: float,
+    swap_same_meaning: float = 0.0,
+) -> list[list[H]]:
+    """``hits`` (best first) in groups that say the same thing, each group led by its
+    best-ranked hit, groups in the order of their leaders.
+
+    A hit joins the first group whose leader it restates (same kind, status and scope
+    set, ``same_meaning``), so a chain of small rewordings never drifts far from its
+    leader. Only the hits given are compared (a search's top-k): grouping costs k
+    vectors read and at most k² dot products, whatever the store's size."""
+    described = [facts(h) for h in hits]
+    vectors = _vectors(conn, [f.id for f in described], model_id)
+    linked = _linked_pairs(conn, [f.id for f in described])
+    groups: list[list[int]] = []
+    for index, hit in enumerate(described):
+        for group in groups:
+            leader = described[group[0]]
+            if _restates(leader, hit, vectors, linked, threshold, swap_same_meaning):
+                group.append(index)
+                break
+        else:
+            groups.append([index])
+    return [[hits[i] for i in group] for group in groups]
+
+
+def _restates(
+    leader: HitFacts,
+    hit: HitFacts,
+    vectors: dict[int, np.ndarray],
+    linked: set[tuple[int, int]],
+    threshold: float,
+    swap_same_meaning: float,
+) -> bool:
+    if not (leader.groupable and hit.groupable):
+        return False
+    if (leader.kind, leader.status, leader.scopes) != (hit.kind, hit.status, hit.scopes):
+        return False
+    if leader.kind in NEVER_MERGED_KINDS or (min(leader.id, hit.id), max(leader.id, hit.id)) in (
+        linked
+    ):
+        return False
+    a, b = vectors.get(leader.id), vectors.get(hit.id)
+    similarity = None if a is None or b is None else float(np.dot(a, b))
+    return same_meaning(
+        leader.text,
+        hit.text,
+        similarity,
+        threshold,
+        swap_same_meaning,
+        summaries=(leader.summary, hit.summary),
+    )
+
+
+def _vectors(conn: Connection, ids: Sequence[int], model_id: str) -> dict[int, np.ndarray]:
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT judgment_id, vector FROM embeddings WHERE model_id = ? "
+        "AND judgment_id IN (SELECT value FROM json_each(?))",
+        (model_id, json.dumps(list(ids))),
+    ).fetchall()
+    return {int(jid): np.frombuffer(blob, dtype="<f4") for jid, blob in rows}
+
+
+def _linked_pairs(conn: Connection, ids: Iterable[int]) -> set[tuple[int, int]]:
+    """Pairs among ``ids`` the owner linked as related: two records, not one said twice."""
+    wanted = json.dumps(sorted(set(ids)))
+    rows = conn.execute(
+        "SELECT src_id, dst_id FROM edges WHERE kind = 'relates_to' "
+        "AND src_id IN (SELECT value FROM json_each(:ids)) "
+        "AND dst_id IN (SELECT value FROM json_each(:ids))",
+        {"ids": wanted},
+    ).fetchall()
+    return {(min(int(a), int(b)), max(int(a), int(b))) for a, b in rows}
