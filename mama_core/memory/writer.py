@@ -1,7 +1,11 @@
 """The one writer: every mutation is appended here, in one transaction, on one thread.
 
-``append`` is the only function that changes the store (migrations aside). In a
-single ``BEGIN IMMEDIATE`` it checks the command id (replay or conflict), runs
+``append`` is the only function that changes the memory's records and their history
+(migrations aside). Other writes to the same file hold no judgment and no event: the
+vector catch-up (``recall.reembed``) adds another model's vectors of texts already
+recorded, ``purge_pending`` keeps a purge's progress in ``runtime_state``, and the app
+keeps its own tables (``app/durable``: mailbox, journal, connector items, state).
+In a single ``BEGIN IMMEDIATE`` ``append`` checks the command id (replay or conflict), runs
 the mutation's own checks and writes (rows, bindings, edges, status changes,
 vectors), stores the receipt and appends exactly one hash-chained event that
 records the keyed digest of every row it wrote (``coverage``). Any failure
