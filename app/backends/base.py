@@ -9,6 +9,7 @@ the store except through the toolbox.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from mama_core.errors import MamaError
@@ -78,6 +79,13 @@ class AgentBackend(Protocol):
     name: str
     """Stable name, stamped into provenance (``backend``) and the actor."""
 
+    speaks_for_owner: bool
+    """True when the owner's own messages are commands this backend runs as the owner
+    (command mode: no model reads them, so nothing else speaks in that turn)."""
+
+    writes_briefs: bool
+    """False when there is no model to write the brief: MAMA composes it itself."""
+
     @property
     def version(self) -> str | None:
         """The agent's version when known (e.g. the CLI's), for provenance."""
@@ -100,4 +108,9 @@ class AgentBackend(Protocol):
 
     async def close(self) -> None:
         """Stop any process; the conversation may be resumed by a later ``start``."""
+        ...
+
+    async def forget_session(self) -> list[Path]:
+        """End the conversation for good after a purge (it may hold the erased text):
+        delete its transcripts and return the files removed."""
         ...

@@ -88,6 +88,8 @@ class ClaudeCodeBackend:
     """A persistent Claude Code session whose only tools are our actions."""
 
     name = "claude-code"
+    speaks_for_owner = False
+    writes_briefs = True
 
     def __init__(self, settings: ClaudeSettings, state: RuntimeDb | None) -> None:
         self.settings = settings

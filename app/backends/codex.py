@@ -78,6 +78,8 @@ class CodexBackend:
     """A Codex app-server thread whose tools include our actions."""
 
     name = "codex"
+    speaks_for_owner = False
+    writes_briefs = True
 
     def __init__(self, settings: CodexSettings, state: RuntimeDb | None) -> None:
         self.settings = settings

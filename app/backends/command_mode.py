@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.backends.base import TurnReply, TurnRequest
@@ -80,6 +81,7 @@ class CommandModeBackend:
 
     name = "command-mode"
     speaks_for_owner = True
+    writes_briefs = False
 
     def __init__(self, *, note: str | None = None) -> None:
         self._note = note
@@ -97,6 +99,9 @@ class CommandModeBackend:
 
     async def close(self) -> None:
         return None
+
+    async def forget_session(self) -> list[Path]:
+        return []  # no conversation is kept: nothing to delete
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         if request.kind is InputKind.SOURCE_DELTA:

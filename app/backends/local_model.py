@@ -69,6 +69,8 @@ class LocalModelBackend:
     """A conversation with a GGUF chat model running in this process."""
 
     name = "local-gguf"
+    speaks_for_owner = False
+    writes_briefs = True
 
     def __init__(
         self,

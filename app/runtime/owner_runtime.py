@@ -394,7 +394,7 @@ class OwnerRuntime:
 
     async def _turn_locked(self, claimed: ClaimedInput) -> TurnReply:
         await self._forget_session_after_purge()
-        if _is_brief(claimed) and isinstance(self.backend, CommandModeBackend):
+        if _is_brief(claimed) and not self.backend.writes_briefs:
             # No model: MAMA writes the brief itself.
             return TurnReply(await self.run_db(self.briefs.compose, claimed.id))
         if _is_today(claimed):
@@ -435,8 +435,7 @@ class OwnerRuntime:
         if self._backend_started:
             await self.backend.close()
             self._backend_started = False
-        forget = getattr(self.backend, "forget_session", None)
-        removed = await forget() if forget is not None else []
+        removed = await self.backend.forget_session()
         for listener in list(self.forget_listeners):
             listener(len(removed))
         log.info(
@@ -534,8 +533,11 @@ class OwnerRuntime:
             tainted=forwarded or claimed.kind is not InputKind.OWNER_MESSAGE,
             origin=origin_of(claimed),
         )
-        speaks_for_owner = bool(getattr(self.backend, "speaks_for_owner", False))
-        if speaks_for_owner and claimed.kind is InputKind.OWNER_MESSAGE and not forwarded:
+        if (
+            self.backend.speaks_for_owner
+            and claimed.kind is InputKind.OWNER_MESSAGE
+            and not forwarded
+        ):
             return self._owner_voice(facts)
         return facts
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -289,6 +290,8 @@ class StreamingAgent:
     when the test says so (as a model streaming its answer)."""
 
     name = "streaming-agent"
+    speaks_for_owner = False
+    writes_briefs = True
     version = "1.0"
     wants_session_context = False
 
@@ -300,6 +303,9 @@ class StreamingAgent:
 
     async def close(self) -> None:
         return None
+
+    async def forget_session(self) -> list[Path]:
+        return []
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         assert request.on_text is not None

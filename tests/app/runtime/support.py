@@ -111,6 +111,8 @@ class ScriptedAgent:
     through the real toolbox, then answers (with ``reply`` if given)."""
 
     name = "scripted-agent"
+    speaks_for_owner = False
+    writes_briefs = True
     version = "1.0"
 
     def __init__(
@@ -130,6 +132,9 @@ class ScriptedAgent:
 
     async def close(self) -> None:
         return None
+
+    async def forget_session(self) -> list[Path]:
+        return []
 
     async def run_turn(self, request: TurnRequest, tools: ToolBox) -> TurnReply:
         self.prompts.append(request.prompt)

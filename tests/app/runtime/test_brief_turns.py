@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -172,6 +173,8 @@ class MissingAgent:
     """An agent whose CLI is not installed."""
 
     name = "missing-agent"
+    speaks_for_owner = False
+    writes_briefs = True
     version = None
     wants_session_context = True
 
@@ -183,6 +186,9 @@ class MissingAgent:
 
     async def close(self) -> None:
         return None
+
+    async def forget_session(self) -> list[Path]:
+        return []
 
 
 def test_when_the_agent_cannot_run_mama_writes_the_brief_itself(
