@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.provenance import BUILD_INFO_NAME, git_commit  # noqa: E402
+from app.build_info import BUILD_INFO_NAME, git_commit  # noqa: E402
 from mama_core.embeddings.convert import (  # noqa: E402
     BUNDLED_MODELS_DIR,
     write_bundled_manifest,

@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
+from app.build_info import this_build
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.observations import purge_state_line
-from app.provenance import provenance
 from mama_core.embeddings import PASSAGE
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.recall import count_missing
@@ -84,7 +84,7 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
         packages,
         "  packages: " + ", ".join(f"{name} {version}" for name, version in packages.items()),
     )
-    install = provenance()
+    install = this_build()
     report.add("install", install.as_fact(), install.describe())
     report.add("data_folder", str(obj.paths.home), f"data folder: {obj.paths.home}")
     report.add("cache_folder", str(obj.paths.cache), f"cache folder: {obj.paths.cache}")

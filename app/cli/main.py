@@ -67,9 +67,9 @@ def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
 
 def _print_version(ctx: click.Context, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        from app.provenance import provenance
+        from app.build_info import this_build
 
-        click.echo(provenance().version_line())
+        click.echo(this_build().version_line())
         ctx.exit()
 
 

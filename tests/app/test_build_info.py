@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from app.build_info import BUILD_INFO_NAME, this_build
 from app.cli.main import main
-from app.provenance import BUILD_INFO_NAME, provenance
 from tests.conftest import REPO_ROOT
 
 
@@ -21,7 +21,7 @@ def test_a_checkout_names_its_git_commit(capsys: pytest.CaptureFixture[str]) -> 
         text=True,
         check=True,
     ).stdout.strip()
-    found = provenance()
+    found = this_build()
     assert found.bundle is None
     assert found.commit == head
     assert "not a bundle" in found.describe()
@@ -36,7 +36,7 @@ def test_a_bundle_reads_what_was_baked_in(tmp_path: Path, monkeypatch: pytest.Mo
     (data / BUILD_INFO_NAME).write_text(json.dumps(info), "utf-8")
     monkeypatch.setattr(sys, "_MEIPASS", str(data), raising=False)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "mama" / "mama"))
-    found = provenance()
+    found = this_build()
     assert found.bundle == (tmp_path / "mama").resolve()
     assert found.version_line() == "mama 9.8.7 (commit 0123456789ab)"
     assert found.describe().startswith(f"install: bundle in {(tmp_path / 'mama').resolve()};")

@@ -20,7 +20,7 @@ CODE_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
-class Provenance:
+class BuildInfo:
     """The version, the commit, and the folder the code was loaded from."""
 
     version: str
@@ -63,12 +63,12 @@ def bundle_data_dir() -> Path | None:
     return Path(root) if root else None
 
 
-def provenance() -> Provenance:
-    """This process's provenance: from the bundle's build file, or from git and metadata."""
+def this_build() -> BuildInfo:
+    """Which MAMA this process is: from the bundle's build file, or from git and metadata."""
     data = bundle_data_dir()
     if data is not None:
         info = _read_build_info(data / BUILD_INFO_NAME)
-        return Provenance(
+        return BuildInfo(
             version=str(info.get("version") or UNKNOWN),
             commit=str(info.get("commit") or UNKNOWN),
             modified=bool(info.get("modified")),
@@ -80,7 +80,7 @@ def provenance() -> Provenance:
         version = metadata.version("mama")
     except metadata.PackageNotFoundError:
         version = UNKNOWN
-    return Provenance(version, commit, modified, None, CODE_ROOT)
+    return BuildInfo(version, commit, modified, None, CODE_ROOT)
 
 
 def git_commit(folder: Path) -> tuple[str, bool]:
