@@ -2,7 +2,7 @@
 from an item appearing at the source to its source-delta turn starting.
 
     python -m bench.connectors [--items 10000] [--slack 10000] [--mail 2000]
-                               [--arrivals 20] [--json OUT]
+                               [--daemon 10000] [--arrivals 20] [--json OUT]
 
 1. Throughput, per connector, each into a temporary encrypted store, each batch one
    transaction (observations, facets, cursor, source delta):
@@ -20,7 +20,11 @@ from an item appearing at the source to its source-delta turn starting.
    server's — left out); and per CPU second of ours (our client, parsing and store:
    the fake Slack's thread is taken out of this process's CPU time, Dovecot is never
    in it; the Trello fake, threads here, is not measured apart and stays in).
-2. Arrival to turn: a real ``OwnerRuntime`` in command mode and the connector
+2. Through the daemon's path: ``--daemon`` Slack messages read by the connector
+   scheduler with its default settings beside a real ``OwnerRuntime`` in command mode
+   (one database thread for the polls' reads, the batches and the turns), until all
+   are stored.
+3. Arrival to turn: a real ``OwnerRuntime`` in command mode and the connector
    scheduler with a 1 s interval; an action is added to the fake at a random
    moment, and the time until the runtime starts the turn for its source delta
    is measured, ``--arrivals`` times.
@@ -47,9 +51,9 @@ from app.connectors.base import Connector
 from app.connectors.mail import build as build_mail
 from app.connectors.slack import build as build_slack
 from app.connectors.trello import Trello
-from app.durable.connector_store import ConnectorStore
+from app.durable.connector_store import ConnectorStore, Stored
 from app.durable.schema import open_runtime_db
-from app.runtime.connectors import ConnectorScheduler
+from app.runtime.connectors import ConnectorScheduler, PollSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.settings import ConnectorConfig
 from bench.bigstore import LookupEmbedder
@@ -170,6 +174,90 @@ def mail_throughput(items: int, folder: Path) -> dict[str, float]:
         )
 
 
+async def daemon_throughput(items: int, folder: Path) -> dict[str, float]:
+    """Slack messages through the path ``mama daemon`` runs: the connector scheduler with
+    its default settings beside a real ``OwnerRuntime`` in command mode, every poll's
+    reads and writes and every source-delta turn on the runtime's one database thread;
+    timed from the scheduler's start until every item is stored. The fake Slack's
+    thread's CPU time is taken out as in ``slack_throughput``."""
+    fake = FakeSlack()
+    names = fill_workspace(fake, items, 2)
+    fake.start_thread()
+    store = Store.open(folder / "daemon.db", DbKey.generate())
+    engine = Engine(store, LookupEmbedder("all-MiniLM-L6-v2-bench", 384))
+    runtime = OwnerRuntime(engine, store, CommandModeBackend(), RuntimeSettings(poll_seconds=30.0))
+    turns = 0
+
+    def on_working(working: bool) -> None:
+        nonlocal turns
+        turns += working
+
+    runtime.working_listeners.append(on_working)
+    await runtime.start()
+    config = ConnectorConfig(
+        name="bench",
+        kind="slack",
+        interval_s=60.0,
+        options={"channels": [f"#{n}" for n in names], "base_url": fake.url},
+    )
+    stored, polls = 0, 0
+    everything = asyncio.Event()
+
+    def on_stored(result: Stored) -> None:
+        nonlocal stored, polls
+        stored, polls = stored + len(result.new_ids), polls + 1
+        runtime.wake()
+        if stored >= items:
+            everything.set()
+
+    scheduler = ConnectorScheduler(
+        ConnectorStore(runtime.db, runtime.clock),
+        lambda: (config,),
+        runtime.run_db,
+        on_stored=on_stored,
+        secret_for=lambda _name: {"token": fake.token}.get,
+        clock=runtime.clock,
+    )
+    fake_began = fake.server_cpu_seconds
+    began, cpu_began = time.perf_counter(), time.process_time()
+    try:
+        await scheduler.start()
+        await asyncio.wait_for(everything.wait(), 900)
+        total = time.perf_counter() - began
+        cpu = time.process_time() - cpu_began
+        fake_cpu = fake.server_cpu_seconds - fake_began
+    finally:
+        await scheduler.stop()
+        await runtime.stop()
+        engine.close()
+        store.close()
+        fake.stop_thread()
+    return {
+        "items": stored,
+        "polls": polls,
+        "turns_started": turns,
+        "batch_limit": PollSettings().batch_limit,
+        "total_s": total,
+        "fake_s": fake_cpu,
+        "cpu_s": cpu - fake_cpu,
+        "items_per_s_end_to_end": stored / total,
+        "items_per_s_without_fake": stored / max(1e-9, total - fake_cpu),
+        "items_per_cpu_s": stored / max(1e-9, cpu - fake_cpu),
+    }
+
+
+def daemon_line(rate: dict[str, float]) -> str:
+    return (
+        f"slack through the daemon's scheduler ({rate['batch_limit']:.0f} a poll, "
+        f"{rate['polls']:.0f} polls, {rate['turns_started']:.0f} turns started meanwhile): "
+        f"{rate['items']:.0f} items in {rate['total_s']:.2f} s: "
+        f"{rate['items_per_s_end_to_end']:.0f} items/s end to end; "
+        f"{rate['items_per_s_without_fake']:.0f} items/s without the server's "
+        f"{rate['fake_s']:.2f} CPU s; {rate['items_per_cpu_s']:.0f} items per CPU second "
+        f"of ours ({rate['cpu_s']:.2f} CPU s)"
+    )
+
+
 async def arrival_to_turn(arrivals: int, folder: Path) -> list[float]:
     fake = FakeTrello()
     board = fake.add_board("Roadmap")
@@ -249,10 +337,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=10_000, help="Trello actions")
     parser.add_argument("--slack", type=int, default=10_000, help="Slack messages")
     parser.add_argument("--mail", type=int, default=2_000, help="emails (0: skip Dovecot)")
+    parser.add_argument(
+        "--daemon", type=int, default=10_000, help="Slack messages through the scheduler (0: skip)"
+    )
     parser.add_argument("--arrivals", type=int, default=20)
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
     args = parser.parse_args(argv)
     rates: dict[str, dict[str, float]] = {}
+    daemon: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="mama-bench-connectors-") as tmp:
         folder = Path(tmp)
         print(f"reading {args.items} Trello actions…", file=sys.stderr, flush=True)
@@ -262,6 +354,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.mail and dovecot_binary() is not None:
             print(f"reading {args.mail} emails from Dovecot…", file=sys.stderr, flush=True)
             rates["mail"] = mail_throughput(args.mail, folder)
+        if args.daemon:
+            print(
+                f"reading {args.daemon} Slack messages through the scheduler…",
+                file=sys.stderr,
+                flush=True,
+            )
+            daemon = asyncio.run(daemon_throughput(args.daemon, folder))
         print(f"{args.arrivals} arrivals with a 1 s interval…", file=sys.stderr, flush=True)
         delays = asyncio.run(arrival_to_turn(args.arrivals, folder))
     latency: dict[str, Any] = {
@@ -271,12 +370,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     for kind, rate in rates.items():
         print(line(kind, rate))
+    if daemon:
+        print(daemon_line(daemon))
     print(
         f"arrival to turn (1 s interval, {len(delays)} arrivals): p50 {latency['p50_s']:.2f} s, "
         f"p95 {latency['p95_s']:.2f} s, max {latency['max_s']:.2f} s"
     )
     if args.json_out:
-        args.json_out.write_text(json.dumps({"throughput": rates, "latency": latency}, indent=2))
+        found: dict[str, Any] = {"throughput": rates, "latency": latency}
+        if daemon:
+            found["daemon"] = daemon
+        args.json_out.write_text(json.dumps(found, indent=2))
     return 0
 
 
