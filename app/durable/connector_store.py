@@ -18,6 +18,7 @@ connector the daemon runs).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +28,7 @@ from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import SCOPES_KEY
 from app.durable.mailbox import PRIORITY, InputKind
 from app.durable.transaction import RuntimeDb
-from mama_core.memory.observation_erasure import find_observation
+from mama_core.memory.observation_erasure import held_external_ids
 from mama_core.store.connection import Connection
 
 DELTA_SOURCE_PREFIX = "connector"
@@ -147,7 +148,7 @@ class ConnectorStore:
         """Items, cursor, source delta and health in one transaction (all or nothing)."""
         now = stamp(self.clock.now())
         with self.db.write() as conn:
-            stored = [(oid, item) for item in batch.items if (oid := _store_item(conn, item))]
+            stored = _store_items(conn, batch.items)
             new_ids = [oid for oid, _ in stored]
             scopes = sorted({item.scope for _, item in stored})
             conn.execute(
@@ -268,30 +269,43 @@ class ConnectorStore:
         return [_health(r, parts) for r in rows]
 
 
-def _store_item(conn: Connection, item: Item) -> int | None:
-    """The new observation's id, or None if ``item`` was stored before (and purged since:
-    a purged mail that arrives again stays purged)."""
-    if find_observation(conn, item.source, item.external_id) is not None:
-        return None
-    cur = conn.execute(
-        "INSERT INTO observations (source, external_id, author, text, received_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, external_id) DO NOTHING",
-        (item.source, item.external_id, item.author, item.text, stamp(item.at)),
-    )
-    if not cur.rowcount:
-        return None
-    observation_id = int(cur.lastrowid or 0)
-    conn.execute(
+def _store_items(conn: Connection, items: Sequence[Item]) -> list[tuple[int, Item]]:
+    """The new observations (id, item) of ``items``, in order. An item stored before (and
+    purged since: a purged mail that arrives again stays purged) is left out, as is an
+    item's second copy in the same batch. The store is asked which ids it holds once per
+    source and 500 ids, not once per item."""
+    held = {
+        source: held_external_ids(
+            conn, source, [i.external_id for i in items if i.source == source]
+        )
+        for source in {item.source for item in items}
+    }
+    stored: list[tuple[int, Item]] = []
+    for item in items:
+        if item.external_id in held[item.source]:
+            continue
+        cur = conn.execute(
+            "INSERT INTO observations (source, external_id, author, text, received_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, external_id) DO NOTHING",
+            (item.source, item.external_id, item.author, item.text, stamp(item.at)),
+        )
+        held[item.source].add(item.external_id)
+        if cur.rowcount:
+            stored.append((int(cur.lastrowid or 0), item))
+    conn.executemany(
         "INSERT INTO observation_facets (observation_id, channel, scope, metadata) "
         "VALUES (?, ?, ?, ?)",
-        (
-            observation_id,
-            item.channel,
-            item.scope,
-            json.dumps(dict(item.metadata), sort_keys=True, default=str),
-        ),
+        [
+            (
+                observation_id,
+                item.channel,
+                item.scope,
+                json.dumps(dict(item.metadata), sort_keys=True, default=str),
+            )
+            for observation_id, item in stored
+        ],
     )
-    return observation_id
+    return stored
 
 
 def _post_delta(

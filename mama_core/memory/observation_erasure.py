@@ -13,6 +13,7 @@ could be guessed back from.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from mama_core.memory.errors import InvalidTransitionError, NotFoundError
@@ -21,7 +22,12 @@ from mama_core.store.connection import Connection
 from mama_core.store.secret import KEYED_FUNCTION
 
 ERASED_ID_PREFIX = "erased:"
-_ERASED_ID_SQL = f"'{ERASED_ID_PREFIX}' || {KEYED_FUNCTION}('observation', ?, ?)"
+_IDS_PER_QUERY = 500
+
+
+def _erased_id_sql(source: str, external_id: str) -> str:
+    """SQL for the external id a purge leaves: the keyed hash of source and external id."""
+    return f"'{ERASED_ID_PREFIX}' || {KEYED_FUNCTION}('observation', {source}, {external_id})"
 
 
 def find_observation(conn: Connection, source: str, external_id: str) -> int | None:
@@ -29,10 +35,55 @@ def find_observation(conn: Connection, source: str, external_id: str) -> int | N
     (whose external id is kept only as its keyed hash); None if there is none."""
     row = conn.execute(
         "SELECT id FROM observations WHERE source = ? AND "
-        f"(external_id = ? OR external_id = {_ERASED_ID_SQL})",
+        f"(external_id = ? OR external_id = {_erased_id_sql('?', '?')})",
         (source, external_id, source, external_id),
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+def held_external_ids(conn: Connection, source: str, external_ids: Iterable[str]) -> set[str]:
+    """Which of ``external_ids`` the store holds for ``source``, purged ones included:
+    ``find_observation`` for a whole batch, one query per 500 ids. The keyed hash of
+    each id (to match a purged row) is computed only when ``source`` has a purged
+    observation at all."""
+    wanted = list(dict.fromkeys(external_ids))
+    purged = _has_purged(conn, source)
+    held: set[str] = set()
+    for start in range(0, len(wanted), _IDS_PER_QUERY):
+        chunk = wanted[start : start + _IDS_PER_QUERY]
+        marks = ", ".join("?" for _ in chunk)
+        held.update(
+            str(row[0])
+            for row in conn.execute(
+                "SELECT external_id FROM observations "
+                f"WHERE source = ? AND external_id IN ({marks})",
+                (source, *chunk),
+            )
+        )
+        if purged:
+            rows = ", ".join("(?)" for _ in chunk)
+            held.update(
+                str(row[0])
+                for row in conn.execute(
+                    f"WITH wanted (external_id) AS (VALUES {rows}) "
+                    "SELECT w.external_id FROM wanted w JOIN observations o "
+                    "ON o.source = ? AND o.external_id = "
+                    f"{_erased_id_sql('?', 'w.external_id')}",
+                    (*chunk, source, source),
+                )
+            )
+    return held
+
+
+def _has_purged(conn: Connection, source: str) -> bool:
+    """Whether any observation of ``source`` has an erased external id (a range of the
+    ``(source, external_id)`` index: no row of the source is read otherwise)."""
+    row = conn.execute(
+        "SELECT 1 FROM observations WHERE source = ? AND external_id >= ? "
+        "AND external_id < ? LIMIT 1",
+        (source, ERASED_ID_PREFIX, ERASED_ID_PREFIX[:-1] + chr(ord(ERASED_ID_PREFIX[-1]) + 1)),
+    ).fetchone()
+    return row is not None
 
 
 def observation_digest(tx: Tx, author: str, text: str) -> str:
@@ -56,9 +107,8 @@ def erase_observation(tx: Tx, observation_id: int) -> str:
         )
     digest = observation_digest(tx, str(row[0]), str(row[1]))
     tx.conn.execute(
-        "UPDATE observations SET text = '', author = '', purged_at = ?, external_id = "
-        f"'{ERASED_ID_PREFIX}' || {KEYED_FUNCTION}('observation', source, external_id) "
-        "WHERE id = ?",
+        "UPDATE observations SET text = '', author = '', purged_at = ?, "
+        f"external_id = {_erased_id_sql('source', 'external_id')} WHERE id = ?",
         (tx.at, observation_id),
     )
     # a connector item's metadata (a subject, a file name) is its text too

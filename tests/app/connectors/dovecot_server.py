@@ -81,6 +81,8 @@ class Dovecot:
     root: Path
     log: Path
     user: str = USER
+    pid: int = 0
+    """Dovecot's master process (its login, imap and auth processes are its children)."""
 
     def kick(self) -> None:
         """Disconnect this account's sessions, as a server does to idle clients."""
@@ -91,6 +93,12 @@ class Dovecot:
             capture_output=True,
             timeout=30,
         )
+
+    def cpu_seconds(self) -> float:
+        """Dovecot's CPU time so far (user + system), from ``/proc``: every live process
+        under the master, the master included, with the children each has reaped
+        (an imap process that ended is in the master's ``cutime``)."""
+        return process_tree_cpu_seconds(self.pid)
 
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.ca_file)
@@ -104,6 +112,34 @@ class Dovecot:
             "ca_file": self.ca_file,
             **extra,
         }
+
+
+def process_tree_cpu_seconds(root_pid: int) -> float:
+    """CPU seconds of ``root_pid`` and its descendants, each with its reaped children's
+    (``utime + stime + cutime + cstime`` of every live process in the tree, so an ended
+    child counts once, in its parent's). Linux only."""
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "stat").read_text()
+        except OSError:  # ended while we looked
+            continue
+        # the fields after "(comm)"; comm may hold spaces and parentheses
+        stats[int(entry.name)] = raw[raw.rindex(")") + 2 :].split()
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    ticks, pending = 0, [root_pid]
+    while pending:
+        pid = pending.pop()
+        fields = stats.get(pid)
+        if fields is None:
+            continue
+        ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        pending.extend(children.get(pid, []))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _write_certificates(root: Path) -> tuple[Path, Path, Path]:
@@ -283,7 +319,7 @@ service anvil {{
                 [binary, "-F", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=stderr
             )
         _wait_for_port(port, process, root, timeout)
-        yield Dovecot("127.0.0.1", port, str(ca_file), root, log)
+        yield Dovecot("127.0.0.1", port, str(ca_file), root, log, pid=process.pid)
     finally:
         introspection.shutdown()
         introspection.server_close()

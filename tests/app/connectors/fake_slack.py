@@ -19,9 +19,11 @@ back from the newest even with only ``oldest`` (to prove the reader copes).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import bisect
 import itertools
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +55,9 @@ class FakeSlack:
     newest_pages_first: bool = False
     server_seconds: float = 0.0
     """Time spent answering in the handlers (for benchmarks to set apart)."""
+    handler_cpu_seconds: float = 0.0
+    """CPU time of this thread in the handlers, outside their awaits (on a shared loop
+    the HTTP stack's time is not in it)."""
 
     def __post_init__(self) -> None:
         self._failures: dict[str, list[tuple[int, dict[str, Any], dict[str, str]]]] = {}
@@ -61,6 +66,10 @@ class FakeSlack:
         self._runner: web.AppRunner | None = None
         self._by_ts: dict[str, Any] = {}
         self._raw_failures: dict[str, list[tuple[int, str, str]]] = {}
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cpu_clock = 0
+        self._thread_cpu = 0.0
 
     async def start(self) -> str:
         app = web.Application()
@@ -76,6 +85,64 @@ class FakeSlack:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+    # --- served from a thread of its own (benchmarks) ----------------------------
+
+    def start_thread(self, timeout: float = 10.0) -> str:
+        """Serve from a thread with its own event loop, so that all the fake's CPU time
+        (aiohttp's HTTP parsing and writing, the JSON, the handlers) is that thread's
+        and ``server_cpu_seconds`` can tell it apart from the client's."""
+        ready = threading.Event()
+        failed: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # told to the caller, which raises it
+                failed.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+                loop.run_until_complete(self.stop())
+            finally:
+                self._thread_cpu = time.thread_time()
+                loop.close()
+
+        thread = threading.Thread(target=serve, name="fake-slack", daemon=True)
+        thread.start()
+        if not ready.wait(timeout):
+            raise RuntimeError(f"the fake Slack did not start within {timeout} s")
+        if failed:
+            raise failed[0]
+        assert thread.ident is not None
+        self._thread = thread
+        self._cpu_clock = time.pthread_getcpuclockid(thread.ident)
+        return self.url
+
+    def stop_thread(self, timeout: float = 10.0) -> None:
+        """Stop the server that ``start_thread`` started and wait for its thread."""
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        if thread.is_alive():
+            raise RuntimeError(f"the fake Slack did not stop within {timeout} s")
+
+    @property
+    def server_cpu_seconds(self) -> float:
+        """The fake's CPU time: its whole thread's when served by ``start_thread`` (read
+        from the thread's CPU clock, or kept as it ended); else only its handlers'."""
+        if self._thread is None:
+            return self.handler_cpu_seconds
+        if self._thread.is_alive():
+            return time.clock_gettime(self._cpu_clock)
+        return self._thread_cpu
 
     # --- the workspace, as the test plays it --------------------------------
 
@@ -270,7 +337,7 @@ class FakeSlack:
     # --- HTTP ------------------------------------------------------------------
 
     async def _serve(self, request: web.Request) -> web.Response:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         method = request.match_info["method"]
         raw = self._raw_failures.get(method)
         if raw:
@@ -279,11 +346,16 @@ class FakeSlack:
             return web.Response(status=status, text=text, content_type=content_type)
         params: dict[str, str] = dict(request.query)
         if request.method == "POST":
-            params |= {k: str(v) for k, v in (await request.post()).items()}
+            # another task may run during the await: its CPU time is not the fake's
+            self.handler_cpu_seconds += time.thread_time() - cpu
+            form = await request.post()
+            cpu = time.thread_time()
+            params |= {k: str(v) for k, v in form.items()}
         status, body, headers = self._answer(method, params, request.headers)
         self.calls.append(Call(method, params, status, str(body.get("error", ""))))
         response = web.json_response(body, status=status, headers=headers)
         self.server_seconds += time.perf_counter() - started
+        self.handler_cpu_seconds += time.thread_time() - cpu
         return response
 
     def _answer(

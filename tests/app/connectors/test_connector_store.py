@@ -138,3 +138,64 @@ def test_the_delta_names_the_scopes_of_its_new_items_so_the_turn_works_only_ther
     # Item 1 was stored before: only the new item's scope is named (positive control
     # that the names follow the items, not the connector).
     assert content_scopes(second.meta) == {"project:trello/Ops"}
+
+
+def test_a_batch_over_stored_items_stores_only_the_new_ones(
+    app_db: RuntimeDb, clock: ManualClock
+) -> None:
+    """The store is asked which ids it holds once per 500 of them: a batch that crosses
+    that boundary, with stored and new items interleaved (and one item twice), stores
+    each new item once and counts only those."""
+    store = ConnectorStore(app_db, clock)
+    first = store.store_batch("work-trello", "trello", batch(*(item(n) for n in range(0, 1200, 2))))
+    assert len(first.new_ids) == 600
+    mixed = [item(n) for n in range(1200)] + [item(1199)]  # odd ones new, one of them twice
+    again = store.store_batch("work-trello", "trello", batch(*mixed))
+    assert again.seen == 1201 and len(again.new_ids) == 600
+    new_external = {
+        str(r[0])
+        for r in app_db.conn.execute(
+            f"SELECT external_id FROM observations WHERE id IN ({','.join('?' * 600)})",
+            again.new_ids,
+        )
+    }
+    assert new_external == {f"action-{n}" for n in range(1, 1200, 2)}
+    assert counts(app_db) == (1200, 1200, 2, 1)
+    health = store.health("work-trello")
+    assert health is not None and health.items_stored == 1200
+    claimed = [Mailbox(app_db, clock).claim() for _ in range(2)]
+    assert [delta_observations(c.meta) for c in claimed if c is not None] == [
+        list(first.new_ids),
+        list(again.new_ids),
+    ]
+
+
+def test_a_purged_item_stays_refused_in_a_batch_beside_new_ones(
+    engine: Engine, app_db: RuntimeDb, clock: ManualClock
+) -> None:
+    """A purged item's external id is kept only as its keyed hash; a later batch that
+    brings it again (a mailbox re-synced) must still find it, while a new item in the
+    same batch is stored (the positive control)."""
+    store = ConnectorStore(app_db, clock)
+    purged, kept = store.store_batch("mail", "trello", batch(item(1), item(2))).new_ids
+    engine.dispatch(
+        "memory.purge",
+        {"observation_id": purged, "reason": "private"},
+        SessionFacts.owner_cli(),
+        Grant.owner(),
+    )
+    erased = app_db.conn.execute(
+        "SELECT external_id FROM observations WHERE id = ?", (purged,)
+    ).fetchone()[0]
+    assert str(erased).startswith("erased:")  # so only the keyed hash can find it
+
+    # The purged item comes last, past the first 500 ids the store is asked about.
+    again = store.store_batch("mail", "trello", batch(*(item(n) for n in range(2, 603)), item(1)))
+    assert len(again.new_ids) == 600
+    row = app_db.conn.execute(
+        "SELECT external_id, text FROM observations WHERE id = ?", (again.new_ids[0],)
+    ).fetchone()
+    assert tuple(row) == ("action-3", "Anna moved 'Card 3' from Doing to Done")
+    assert counts(app_db)[0] == 602
+    texts = {int(r[0]): str(r[1]) for r in app_db.conn.execute("SELECT id, text FROM observations")}
+    assert texts[purged] == "" and texts[kept] != ""

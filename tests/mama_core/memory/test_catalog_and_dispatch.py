@@ -60,6 +60,18 @@ def test_every_action_has_a_strict_described_schema() -> None:
     assert {"person.about", "person.list"} <= AGENT_ACTIONS
 
 
+def test_a_schema_is_made_once_but_each_caller_gets_its_own_copy() -> None:
+    """The catalog keeps each schema it made (every turn asks for all of them); a caller
+    that changes its copy (a backend hiding the host's own fields) changes no other's."""
+    first = CATALOG.json_schema("memory.save")
+    assert first == CATALOG.actions["memory.save"].input_model.model_json_schema()
+    del first["properties"]["command_id"]
+    first["required"].append("changed")
+    again = CATALOG.json_schema("memory.save")
+    assert "command_id" in again["properties"] and "changed" not in again["required"]
+    assert again == CATALOG.actions["memory.save"].input_model.model_json_schema()
+
+
 def test_error_codes_and_exit_codes_are_distinct() -> None:
     classes = [
         engine_errors.UnknownActionError,
