@@ -198,13 +198,18 @@ def test_today_at_the_desk_is_answered_without_the_agent(
     agent = ScriptedAgent([[], []], reply="the agent's own words")
 
     async def scenario(runtime: OwnerRuntime, channel: RecordingChannel, _: Signal) -> None:
-        await runtime.post(desk_input("/today"))
+        # The calendar's delta is waiting when the runtime starts: its turn (and reply)
+        # comes first. Waiting for it keeps the order fixed (a /today posted meanwhile
+        # raced it for the first reply).
         await channel.signal.until(lambda: len(channel.sent) == 1)
-        await runtime.post(desk_input("what is on today?"))  # positive control: the agent
+        await runtime.post(desk_input("/today"))
         await channel.signal.until(lambda: len(channel.sent) == 2)
+        await runtime.post(desk_input("what is on today?"))  # positive control: the agent
+        await channel.signal.until(lambda: len(channel.sent) == 3)
 
     run(engine, store, agent, scenario, channel := RecordingChannel(), clock)
-    first, second = texts(channel)
+    delta_reply, first, second = texts(channel)
+    assert delta_reply == "the agent's own words"
     assert "• 14:00-15:00 Quarterly review (Room 4)" in first.splitlines()
     assert "Today, Wed 2 Dec 2026 (08:00 Europe/Berlin)" in first
     assert second.endswith("the agent's own words")
