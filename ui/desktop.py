@@ -341,7 +341,7 @@ class Desktop(QtCore.QObject):
         from ui.bridge import EngineBridge
 
         self.memory = memory
-        self.bridge = EngineBridge(memory.engine, memory.store, self)
+        self.bridge = EngineBridge(memory.engine, self)
         self.bridge.changed.connect(self._on_changes)
         self.tray.set_ready()
         self._tasks.spawn(self._refresh_waiting())

@@ -53,7 +53,7 @@ def run_chat(
             runtime = OwnerRuntime(engine, store, CommandModeBackend(), SETTINGS)
             await runtime.start()
             held["runtime"] = runtime
-        bridge = EngineBridge(engine, store)
+        bridge = EngineBridge(engine)
         window = ChatWindow(bridge, store, lambda: held["runtime"])
         try:
             window.show()
@@ -323,7 +323,7 @@ def test_a_streamed_reply_grows_in_the_window_until_it_is_stored(
     async def whole() -> None:
         runtime = OwnerRuntime(engine, store, agent, SETTINGS)
         await runtime.start()
-        bridge = EngineBridge(engine, store)
+        bridge = EngineBridge(engine)
         window = ChatWindow(bridge, store, lambda: runtime)
         qtbot.addWidget(window)
         try:

@@ -27,7 +27,7 @@ MAMA = Path(sys.executable).with_name("mama")
 
 @pytest.fixture
 def window(engine: Engine, store: Store, loop: asyncio.AbstractEventLoop) -> Iterator[ReviewWindow]:
-    bridge = EngineBridge(engine, store)
+    bridge = EngineBridge(engine)
     made = ReviewWindow(bridge)
     made.show()
     try:
