@@ -24,8 +24,8 @@ from mama_core.errors import MamaError
 from ui.icons import app_icon
 from ui.os_keyring import keyring_available
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
+from ui.settings.telegram_help import missing_token_note
 from ui.tasks import TaskGroup
-from ui.telegram_help import missing_token_note
 from ui.tray import Tray
 
 if TYPE_CHECKING:

@@ -568,7 +568,7 @@ class Desktop(QtCore.QObject):
 
     async def edit_settings(self) -> None:
         """Show Settings and apply what the owner chose."""
-        from ui.settings_flow import apply_choice, settings_dialog
+        from ui.settings.flow import apply_choice, settings_dialog
 
         before = self.memory.settings if self.memory else Settings.load(self.paths.settings)
         dialog = await settings_dialog(
@@ -622,7 +622,7 @@ class Desktop(QtCore.QObject):
             dialog.deleteLater()
 
     async def _store_token(self, token: str) -> None:
-        from ui.settings_flow import store_token
+        from ui.settings.flow import store_token
 
         await store_token(token, self.notify)
 

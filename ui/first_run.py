@@ -27,12 +27,12 @@ from ui.memory_session import OpenMemory, discard_new_store, find_key, open_memo
 from ui.os_keyring import backend_name, keyring_available
 from ui.palette import note_style
 from ui.qt import Qt, QtWidgets, Signal
-from ui.tasks import TaskGroup
-from ui.telegram_help import (
+from ui.settings.telegram_help import (
     environment_token_note,
     no_keyring_token_note,
     token_from_environment,
 )
+from ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
     from app.paths import Paths

@@ -46,7 +46,7 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "renames an empty (0-byte) store an older MAMA left aside: it never held a text"
     ),
     "ui.autostart:set_enabled": "the desktop autostart entry (the launch command)",
-    "ui.data_location:set_chosen_home": "the path of the chosen data folder",
+    "ui.settings.data_location:set_chosen_home": "the path of the chosen data folder",
     "ui.startup_probe:StartupProbe.mark": "start-up milestone times, for the benchmark",
 }
 

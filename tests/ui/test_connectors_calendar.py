@@ -17,7 +17,7 @@ from tests.app.connectors import calendar_data as data
 from tests.app.connectors.calendar_servers import IcsFile
 from tests.ui.test_connectors_page import act
 from tests.ui.test_settings import MemoryKeyring, memory_keyring
-from ui.settings_flow import settings_dialog
+from ui.settings.flow import settings_dialog
 
 __all__ = ["memory_keyring"]
 

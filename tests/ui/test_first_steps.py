@@ -24,7 +24,7 @@ from tests.ui.test_settings import MemoryKeyring
 from ui.desktop import Desktop
 from ui.first_run import PAGE_TELEGRAM, FirstRunWizard, KeyPage, TelegramPage
 from ui.qt import QtWidgets
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
 from ui.welcome import WelcomeNote
 
 ENV_TOKEN = "MAMA_TELEGRAM_TOKEN"
