@@ -17,9 +17,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.logs import setup_file_logging
-from app.paths import Paths
-from app.settings import Settings
+from app.local.logs import setup_file_logging
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
 from ui.agent_control import AgentControl
 from ui.catch_up_status import CatchUpStatus

@@ -68,12 +68,12 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from app.cards import card_text, commitment_line, record_text, settings_line
 from app.durable.clock import Clock
 from app.durable.evidence import evidence_meta, evidence_text
 from app.durable.mailbox import InputKind, NewInput
 from app.durable.proposals import proposal_group
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
+from app.present.cards import card_text, commitment_line, record_text, settings_line
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,

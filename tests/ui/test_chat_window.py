@@ -21,7 +21,7 @@ from app.backends.base import TurnReply, TurnRequest
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, ToolSpec
 from app.durable.mailbox import InputKind, NewInput
-from app.paths import Paths
+from app.local.paths import Paths
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts

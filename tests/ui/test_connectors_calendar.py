@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.paths import Paths
-from app.settings import Settings
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.store import Store
 from tests.app.connectors import calendar_data as data
 from tests.app.connectors.calendar_servers import IcsFile

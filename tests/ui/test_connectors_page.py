@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from app.connector_admin import open_connector_store, poll_connector
-from app.paths import Paths
-from app.settings import ConnectorConfig, Settings
+from app.admin.connectors import open_connector_store, poll_connector
+from app.local.paths import Paths
+from app.local.settings import ConnectorConfig, Settings
 from mama_core.store import Store
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello
 from tests.ui.conftest import save_artifact, wait_signal

@@ -14,7 +14,7 @@ import keyring
 import keyring.backend
 import pytest
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store
@@ -294,7 +294,7 @@ def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
 
 
 def test_agent_scopes_are_checked_before_the_dialog_closes(qtbot: Any, tmp_path: Path) -> None:
-    from app.settings import Settings
+    from app.local.settings import Settings
 
     dialog = SettingsDialog(
         None,

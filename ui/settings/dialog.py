@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from app.settings import Settings
+from app.local.settings import Settings
 from app.telegram.config import ENV_TOKEN
 from ui.palette import note_style
 from ui.qt import Qt, QtCore, QtWidgets

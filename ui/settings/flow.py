@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.settings import Settings
+from app.local.settings import Settings
 from ui import autostart
 from ui.os_keyring import keyring_available, load_telegram_token, store_telegram_token
 from ui.settings.data_location import set_chosen_home
@@ -45,7 +45,7 @@ async def settings_dialog(
     token_stored = keyring_ok and bool(await asyncio.to_thread(load_telegram_token))
     page: ConnectorsPage | None = None
     if settings_path is not None:
-        from app.connector_admin import open_connector_store
+        from app.admin.connectors import open_connector_store
         from ui.settings.connectors_page import ConnectorsPage
 
         opener = None if store is None else (lambda: open_connector_store(store))
