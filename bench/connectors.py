@@ -54,9 +54,9 @@ from app.connectors.slack import build as build_slack
 from app.connectors.trello import Trello
 from app.durable.connector_store import ConnectorStore, Stored
 from app.durable.schema import open_runtime_db
+from app.local.settings import ConnectorConfig
 from app.runtime.connectors import ConnectorScheduler, PollSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
-from app.settings import ConnectorConfig
 from bench.bigstore import LookupEmbedder
 from bench.mail_read import message as mail_message
 from bench.slack_feed import fill_workspace

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     args = parser.parse_args(argv)
 
-    from app.paths import resolve_paths
+    from app.local.paths import resolve_paths
 
     cache = resolve_paths().cache
     real = load_embedder(None, cache)

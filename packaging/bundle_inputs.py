@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.build_info import BUILD_INFO_NAME, git_commit  # noqa: E402
+from app.local.build_info import BUILD_INFO_NAME, git_commit  # noqa: E402
 from mama_core.embeddings.convert import (  # noqa: E402
     BUNDLED_MODELS_DIR,
     write_bundled_manifest,
@@ -167,7 +167,7 @@ def prepare(staging: Path, model_cache: Path) -> BundleInputs:
 def default_model(model_cache: Path) -> tuple[Path, str]:
     """(GGUF file, model id) of the embedding model a new owner's settings use,
     converted into ``model_cache`` if it is not there yet."""
-    from app.settings import Settings
+    from app.local.settings import Settings
     from mama_core.embeddings import load_embedder
 
     settings = Settings()

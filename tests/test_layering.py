@@ -70,14 +70,20 @@ INSIDE_APP_FORBIDDEN = {
         "app.mcp",
         "app.runtime",
         "app.telegram",
-        "app.host",
-        "app.daemon",
+        "app.serve.host",
+        "app.serve.daemon",
         "app.cli",
     ),
     # The turn loop knows channels only through ``OwnerChannel``, never Telegram itself.
-    "app.runtime": ("app.telegram", "app.host", "app.daemon", "app.cli"),
-    "app.backends": ("app.runtime", "app.telegram", "app.host", "app.daemon", "app.cli"),
-    "app.telegram": ("app.host", "app.daemon", "app.cli"),
+    "app.runtime": ("app.telegram", "app.serve.host", "app.serve.daemon", "app.cli"),
+    "app.backends": (
+        "app.runtime",
+        "app.telegram",
+        "app.serve.host",
+        "app.serve.daemon",
+        "app.cli",
+    ),
+    "app.telegram": ("app.serve.host", "app.serve.daemon", "app.cli"),
 }
 
 
@@ -102,7 +108,7 @@ def test_app_inside_layers_point_down() -> None:
     assert "app.durable.mailbox" in graph["app.runtime.owner_runtime"]
     assert "app.backends.base" in graph["app.runtime.owner_runtime"]
     assert "app.runtime.owner_runtime" in graph["app.telegram.gateway"]
-    assert "app.telegram.gateway" in graph["app.host"]
+    assert "app.telegram.gateway" in graph["app.serve.host"]
     assert _forbidden_imports(graph, INSIDE_APP_FORBIDDEN) == {}
 
 

@@ -1,4 +1,4 @@
-"""The agent as the tray shows and steers it: the owner runtime (``app.host``)
+"""The agent as the tray shows and steers it: the owner runtime (``app.serve.host``)
 started over the open memory, its status line, working icon and trouble state,
 Pause/Resume and Telegram pairing.
 
@@ -24,13 +24,13 @@ from mama_core.errors import MamaError
 from ui.icons import app_icon
 from ui.os_keyring import keyring_available
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
+from ui.settings.telegram_help import missing_token_note
 from ui.tasks import TaskGroup
-from ui.telegram_help import missing_token_note
 from ui.tray import Tray
 
 if TYPE_CHECKING:
-    from app.host import HostStatus, RuntimeHost
-    from app.paths import Paths
+    from app.local.paths import Paths
+    from app.serve.host import HostStatus, RuntimeHost
     from app.telegram.pairing import PairedOwner
     from ui.memory_session import OpenMemory
 
@@ -97,7 +97,7 @@ class AgentControl(QtCore.QObject):
         """Start the runtime (and Telegram) over ``memory``; a failure is shown, not raised."""
         # Imported here: the runtime pulls in the backends and Telegram, which the
         # tray icon should not wait for.
-        from app.host import RuntimeBusyError, RuntimeHost
+        from app.serve.host import RuntimeBusyError, RuntimeHost
 
         host = RuntimeHost(self.paths, memory.settings, memory.engine, memory.store)
         host.working_listeners.append(self.tray.set_working)
@@ -128,7 +128,7 @@ class AgentControl(QtCore.QObject):
 
     async def _take_over_when_free(self, memory: OpenMemory) -> None:
         """Follow the other process's runtime lock; once it lets go, run the agent here."""
-        from app.host import runtime_running
+        from app.serve.host import runtime_running
 
         while await asyncio.to_thread(runtime_running, self.paths):
             await asyncio.sleep(LOCK_POLL_S)

@@ -14,7 +14,7 @@ import gc
 import os
 import sys
 
-from app.paths import resolve_paths
+from app.local.paths import resolve_paths
 from ui.desktop import Desktop
 from ui.icons import app_icon
 from ui.qt import QEventLoop, QtCore, QtWidgets

@@ -6,25 +6,23 @@ owner's grant), so they get the same validation, receipt and event as any
 other front end. Change-sets arrive on the engine's writer thread and are
 re-emitted as ``changed`` on the UI thread through a queued signal, so views
 redraw from what actually changed instead of polling. Reads the catalog lacks
-(``ui.queries``) run on one dedicated reader thread with its own connection.
+(``ui.queries``) are functions of a connection, handed to ``engine.query`` on one
+dedicated thread: the UI keeps no connection of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mama_core.store.connection import end_read
 from ui.qt import QtCore, Signal, Slot
 
 if TYPE_CHECKING:
     from mama_core.memory import Engine
     from mama_core.model import ChangeSet
-    from mama_core.store import Store
     from mama_core.store.connection import Connection
 
 log = logging.getLogger(__name__)
@@ -40,17 +38,16 @@ class EngineBridge(QtCore.QObject):
 
     _arrived = Signal(object)
 
-    def __init__(self, engine: Engine, store: Store, parent: QtCore.QObject | None = None) -> None:
+    def __init__(self, engine: Engine, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
         from mama_core.memory import Grant, SessionFacts
 
         self._engine = engine
-        self._store = store
         self._session = SessionFacts.owner_ui()
         self._grant = Grant.owner(default_scope="global")
+        # One thread: the windows' reads queue behind each other, never more than one
+        # of the engine's read connections busy for the UI.
         self._reader_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-ui-reader")
-        self._reader_conn: Connection | None = None
-        self._reader_lock = threading.Lock()
         self._closed = False
         # Queued: the writer thread only posts; the slot runs on this object's thread.
         self._arrived.connect(self._deliver, QtCore.Qt.ConnectionType.QueuedConnection)
@@ -71,19 +68,11 @@ class EngineBridge(QtCore.QObject):
         return await self._engine.dispatch_async(action, dict(payload), self._session, self._grant)
 
     async def read(self, query: Callable[[Connection], T]) -> T:
-        """Run a read-only ``query`` on the UI's reader connection, off the UI thread."""
+        """Run the read-only ``query`` through the engine (``Engine.query``), off the UI
+        thread; after ``replace_engine`` it reads through the new one."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reader_thread, self._run_read, query)
-
-    def _run_read(self, query: Callable[[Connection], T]) -> T:
-        with self._reader_lock:
-            if self._reader_conn is None:
-                self._reader_conn = self._store.new_connection()
-            conn = self._reader_conn
-            try:
-                return query(conn)
-            finally:
-                end_read(conn)
+        engine = self._engine
+        return await loop.run_in_executor(self._reader_thread, engine.query, query)
 
     def _on_commit(self, changes: ChangeSet) -> None:
         # Writer thread: post and return at once.
@@ -96,13 +85,9 @@ class EngineBridge(QtCore.QObject):
             self.changed.emit(changes)
 
     def close(self) -> None:
-        """Stop listening and close the reader connection (the engine is closed elsewhere)."""
+        """Stop listening and wait for a read in flight (the engine is closed elsewhere)."""
         if self._closed:
             return
         self._closed = True
         self._unsubscribe()
         self._reader_thread.shutdown(wait=True)
-        with self._reader_lock:
-            if self._reader_conn is not None:
-                self._reader_conn.close()
-                self._reader_conn = None

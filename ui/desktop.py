@@ -17,9 +17,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.logs import setup_file_logging
-from app.paths import Paths
-from app.settings import Settings
+from app.local.logs import setup_file_logging
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.errors import KeyUnavailableError, MamaError, WrongKeyError
 from ui.agent_control import AgentControl
 from ui.catch_up_status import CatchUpStatus
@@ -341,7 +341,7 @@ class Desktop(QtCore.QObject):
         from ui.bridge import EngineBridge
 
         self.memory = memory
-        self.bridge = EngineBridge(memory.engine, memory.store, self)
+        self.bridge = EngineBridge(memory.engine, self)
         self.bridge.changed.connect(self._on_changes)
         self.tray.set_ready()
         self._tasks.spawn(self._refresh_waiting())
@@ -568,7 +568,7 @@ class Desktop(QtCore.QObject):
 
     async def edit_settings(self) -> None:
         """Show Settings and apply what the owner chose."""
-        from ui.settings_flow import apply_choice, settings_dialog
+        from ui.settings.flow import apply_choice, settings_dialog
 
         before = self.memory.settings if self.memory else Settings.load(self.paths.settings)
         dialog = await settings_dialog(
@@ -622,7 +622,7 @@ class Desktop(QtCore.QObject):
             dialog.deleteLater()
 
     async def _store_token(self, token: str) -> None:
-        from ui.settings_flow import store_token
+        from ui.settings.flow import store_token
 
         await store_token(token, self.notify)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from ui.data_location import apply_chosen_home
+from ui.settings.data_location import apply_chosen_home
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,22 +21,22 @@ from collections.abc import Callable, Coroutine
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from app.keys import ENV_KEY, KEYRING_SERVICE, keyring_account
+from app.local.keys import ENV_KEY, KEYRING_SERVICE, keyring_account
 from mama_core.errors import KeyUnavailableError, MamaError
 from ui.memory_session import OpenMemory, discard_new_store, find_key, open_memory
 from ui.os_keyring import backend_name, keyring_available
 from ui.palette import note_style
 from ui.qt import Qt, QtWidgets, Signal
-from ui.tasks import TaskGroup
-from ui.telegram_help import (
+from ui.settings.telegram_help import (
     environment_token_note,
     no_keyring_token_note,
     token_from_environment,
 )
+from ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
-    from app.paths import Paths
-    from app.settings import Settings
+    from app.local.paths import Paths
+    from app.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

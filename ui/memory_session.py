@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.chain_anchor import StoreAnchors
-from app.copies import follow_purges
-from app.keys import AskPassphrase, KeyOrigin, ResolvedKey, forget_keyring_key, resolve_key
-from app.paths import Paths
-from app.settings import Settings
+from app.admin.copies import follow_purges
+from app.local.chain_anchor import StoreAnchors
+from app.local.keys import AskPassphrase, KeyOrigin, ResolvedKey, forget_keyring_key, resolve_key
+from app.local.paths import Paths
+from app.local.settings import Settings
 
 if TYPE_CHECKING:
     from mama_core.embeddings import GgufEmbedder
@@ -88,7 +88,7 @@ def open_memory(
     progress: Progress | None = None,
 ) -> OpenMemory:
     """Open (or create) the store, load the embedding model and start the engine."""
-    from app.chain_anchor import held_data_marks
+    from app.local.chain_anchor import held_data_marks
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, EngineConfig
     from mama_core.store import Store

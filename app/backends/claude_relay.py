@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from app.backends.toolbox import ToolBox
-from app.catalog_tools import ToolSpec, error_body, result_text
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
+from app.present.catalog_tools import ToolSpec, error_body, result_text
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from typing import Any
 from app.backends.base import TurnReply, TurnRequest
 from app.backends.source_commitments import propose_found_commitments
 from app.backends.toolbox import ToolBox, ToolSpec, tool_name
-from app.cards import record_body
 from app.durable.evidence import Delivered
 from app.durable.mailbox import InputKind
+from app.present.cards import record_body
 from mama_core.model import GUIDANCE_KINDS, KINDS, Kind
 
 _OPTION = re.compile(r"\s*\|\s*(when|steps|topic)\s*:\s*", re.IGNORECASE)

@@ -2,7 +2,7 @@
 
 Every agent backend (the local model, Codex, the command mode, and the Claude
 Code CLI through ``claude_relay``) calls tools through a ``ToolBox``. Its tools
-come from ``app.catalog_tools`` and are limited to the grant's actions, which
+come from ``app.present.catalog_tools`` and are limited to the grant's actions, which
 never include the owner-only verbs. A ``ToolBox`` is bound to one turn's
 ``SessionFacts``, so the dispatcher stamps provenance and applies the owner-turn
 rule from what the host knows, never from what the model says; a read that
@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.catalog_tools import (
+from app.present.catalog_tools import (
     ToolCall,
     ToolSpec,
     agent_tools,

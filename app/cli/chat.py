@@ -1,6 +1,6 @@
 """``mama ask`` and ``mama chat``: talk to MAMA at the terminal.
 
-Both send owner turns through ``app.desk`` (the same mailbox as Telegram's,
+Both send owner turns through ``app.serve.desk`` (the same mailbox as Telegram's,
 answered by the running app or daemon, or by this command when none runs).
 ``/work`` and ``/today`` are answered here from the owner's ledger and calendar,
 as the Telegram bot does it itself; ``/forget`` in ``mama chat`` erases your
@@ -21,8 +21,8 @@ from app.cli.memory import json_option
 from mama_core.memory.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from app.desk import Desk, DeskReceipt
     from app.durable.desk import ChatLine
+    from app.serve.desk import Desk, DeskReceipt
 
 DEFAULT_TIMEOUT = 300.0
 HISTORY_LINES = 20
@@ -39,7 +39,7 @@ timeout_option = click.option(
 
 
 def _open_desk(obj: CliContext) -> Desk:
-    from app.desk import Desk
+    from app.serve.desk import Desk
 
     desk = Desk(obj.paths, obj.settings, obj.store(), obj.engine)
     click.get_current_context().call_on_close(desk.close)

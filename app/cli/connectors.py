@@ -17,10 +17,7 @@ from typing import Any
 
 import click
 
-from app.cli.context import CliContext
-from app.cli.display import json_text, terminal_text
-from app.cli.memory import json_option
-from app.connector_admin import (
+from app.admin.connectors import (
     ConnectorExistsError,
     ConnectorFailedError,
     ConnectorKindError,
@@ -41,8 +38,11 @@ from app.connector_admin import (
     secret_variable,
     set_paused,
 )
+from app.cli.context import CliContext
+from app.cli.display import json_text, terminal_text
+from app.cli.memory import json_option
 from app.durable.connector_store import ConnectorStore
-from app.settings import ConnectorConfig
+from app.local.settings import ConnectorConfig
 
 __all__ = [
     "COMMANDS",

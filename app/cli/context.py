@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.chain_anchor import StoreAnchors, held_data_marks
-from app.copies import follow_purges
-from app.keys import ResolvedKey, resolve_key
-from app.paths import Paths
-from app.settings import Settings
+from app.admin.copies import follow_purges
+from app.local.chain_anchor import StoreAnchors, held_data_marks
+from app.local.keys import ResolvedKey, resolve_key
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.store import Store
 
 if TYPE_CHECKING:

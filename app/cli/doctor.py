@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
-from app.build_info import this_build
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.observations import purge_state_line
+from app.local.build_info import this_build
 from mama_core.embeddings import PASSAGE
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.recall import count_missing
@@ -151,7 +151,7 @@ def doctor(obj: CliContext, as_json: bool = False) -> None:
 
 def _copies(obj: CliContext, report: DoctorReport) -> None:
     """The files outside the store that may hold the owner's text (what a purge reaches)."""
-    from app.copies import Where, owner_copies
+    from app.admin.copies import Where, owner_copies
 
     copies = owner_copies(Where.for_store(obj.paths.home, obj.db_path), obj.store().conn)
     header = f"copies of your text outside the store: {len(copies)} (a purge erases them)"
@@ -167,7 +167,7 @@ def _agent(obj: CliContext, report: DoctorReport) -> str | None:
     from app.backends.factory import backend_problem, make_backend
     from app.durable.state import stored_pause
     from app.durable.transaction import RuntimeDb
-    from app.host import runtime_running
+    from app.serve.host import runtime_running
     from app.telegram.config import ENV_TOKEN, telegram_token
     from app.telegram.pairing import Pairing
 

@@ -27,8 +27,8 @@ from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
 from app.cli.timeline import timeline
 from app.cli.tombstones import tombstones
 from app.cli.work import work
-from app.logs import setup_file_logging
-from app.paths import resolve_paths
+from app.local.logs import setup_file_logging
+from app.local.paths import resolve_paths
 from mama_core.errors import MamaError
 
 log = logging.getLogger("mama.cli")
@@ -67,7 +67,7 @@ def cli(ctx: click.Context, home: str | None, dev: bool) -> None:
 
 def _print_version(ctx: click.Context, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        from app.build_info import this_build
+        from app.local.build_info import this_build
 
         click.echo(this_build().version_line())
         ctx.exit()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.paths import Paths, resolve_paths
+from app.local.paths import Paths, resolve_paths
 
 if TYPE_CHECKING:
     from mama_core.memory import Engine
@@ -53,7 +53,7 @@ def _paths() -> Paths:
 @global_option
 def mcp(db: Path | None, project: str | None, allow_global: bool) -> None:
     """Serve the development memory to a coding agent over MCP (stdio)."""
-    from app.logs import setup_file_logging
+    from app.local.logs import setup_file_logging
     from app.mcp.dev_memory import dev_memory_path, open_engine
     from app.mcp.project_scope import claims_folder, resolve_binding
     from app.mcp.server import run_stdio
@@ -94,7 +94,7 @@ def hook(
     ignored).
     """
     try:
-        from app.logs import setup_file_logging
+        from app.local.logs import setup_file_logging
         from app.mcp.hooks import HookSettings, run_hook
 
         paths = _paths()

@@ -15,11 +15,11 @@ from typing import Any
 
 import click
 
+from app.admin.copies import record_export
 from app.cli.context import CliContext
 from app.cli.display import json_line_text, json_text, terminal_text
 from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
-from app.copies import record_export
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 from mama_core.memory import Receipt

@@ -20,7 +20,7 @@ def daemon(obj: CliContext, as_json: bool) -> None:
 
     With --json the ready line is a JSON object.
     """
-    from app.daemon import run_daemon
+    from app.serve.daemon import run_daemon
 
     run_daemon(obj.paths, obj.settings, as_json)
 
@@ -146,7 +146,7 @@ def agent_resume(obj: CliContext, as_json: bool) -> None:
 def _set_paused(obj: CliContext, paused: bool, as_json: bool) -> None:
     from app.durable.schema import open_runtime_db
     from app.durable.state import store_pause
-    from app.host import runtime_running
+    from app.serve.host import runtime_running
 
     store = obj.store()
     db = open_runtime_db(store)

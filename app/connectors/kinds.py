@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from app.connectors.base import Connector
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
 
 KINDS: dict[str, str] = {
     "slack": "app.connectors.slack",

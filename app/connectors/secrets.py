@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import keyring
 
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
 
 log = logging.getLogger(__name__)
 

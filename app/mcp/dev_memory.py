@@ -13,11 +13,11 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.chain_anchor import StoreAnchors, held_data_marks
-from app.copies import follow_purges
-from app.keys import resolve_key
-from app.paths import Paths
-from app.settings import Settings
+from app.admin.copies import follow_purges
+from app.local.chain_anchor import StoreAnchors, held_data_marks
+from app.local.keys import resolve_key
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store
 

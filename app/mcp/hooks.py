@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.local.paths import Paths
+from app.local.settings import Settings
 from app.mcp.dev_memory import dev_memory_key, dev_memory_path
 from app.mcp.hook_reads import (
     FileQuery,
@@ -45,8 +47,6 @@ from app.mcp.project_scope import (
     project_folder,
     resolve_binding,
 )
-from app.paths import Paths
-from app.settings import Settings
 from mama_core.errors import MamaError
 from mama_core.recall import RecallHit
 

@@ -1,7 +1,7 @@
 """``mama mcp``: the MCP server for coding agents (Claude Code, Codex ...) over
 the development memory, on stdio.
 
-Each tool is a catalog action (``app.catalog_tools``), called as the connected
+Each tool is a catalog action (``app.present.catalog_tools``), called as the connected
 client: its input schema is the action's pydantic model's JSON schema, unchanged,
 and its description the catalog's, so what a model sees here is what the
 engine validates. Every call runs with the server's project grant and with
@@ -37,7 +37,10 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from app.catalog_tools import (
+from app.mcp.identity import UNKNOWN_CLIENT, ClientIdentity
+from app.mcp.project_scope import ProjectBinding
+from app.mcp.wire_guard import claimed_stdin, screened_lines
+from app.present.catalog_tools import (
     ToolCall,
     ToolSpec,
     catalog_tool,
@@ -45,9 +48,6 @@ from app.catalog_tools import (
     refused,
     result_text,
 )
-from app.mcp.identity import UNKNOWN_CLIENT, ClientIdentity
-from app.mcp.project_scope import ProjectBinding
-from app.mcp.wire_guard import claimed_stdin, screened_lines
 from mama_core.errors import MamaError
 from mama_core.memory import CATALOG, Engine
 from mama_core.memory.errors import InvalidInputError, UnknownActionError

@@ -31,7 +31,7 @@ from app.connectors.kinds import KindUnavailableError, SecretLookup, build_conne
 from app.connectors.secrets import secrets_of
 from app.durable.clock import Clock, SystemClock
 from app.durable.connector_store import ConnectorStore, Stored
-from app.settings import ConnectorConfig
+from app.local.settings import ConnectorConfig
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from app.cards import card_text, group_card_text, setting_change_card_text
 from app.durable.desk import DESK_META_KEY, input_text
 from app.durable.journal import Delivery, DeliveryJournal, DeliveryKind, DeliveryState
 from app.durable.proposals import ProposalGroup, proposal_group, waiting_setting_change
+from app.present.cards import card_text, group_card_text, setting_change_card_text
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,

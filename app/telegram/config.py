@@ -13,7 +13,7 @@ import os
 
 import keyring
 
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
 
 log = logging.getLogger(__name__)
 

@@ -59,19 +59,21 @@ from telegram.error import (
 from telegram.ext import (
     Application,
     ApplicationBuilder,
+    ApplicationHandlerStop,
     CallbackQueryHandler,
     ContextTypes,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from app.cards import card_text, commitment_line, record_text, settings_line
 from app.durable.clock import Clock
 from app.durable.evidence import evidence_meta, evidence_text
 from app.durable.mailbox import InputKind, NewInput
 from app.durable.proposals import proposal_group
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
+from app.present.cards import card_text, commitment_line, record_text, settings_line
 from app.runtime.channel import (
     DeliveryRefused,
     DeliveryRetry,
@@ -141,6 +143,44 @@ class Ignored:
     reason: str
 
 
+def command_of(message: Message) -> str:
+    """The command a message starts with (``/work``), lower-cased and without a
+    ``@botname``; whatever the first word is otherwise. Captions count as text."""
+    text = message.text or message.caption or ""
+    return text.strip().partition(" ")[0].lower().split("@", 1)[0]
+
+
+def argument_of(message: Message) -> str:
+    """What follows the command word (``/approve 12 in my words`` -> ``12 in my words``)."""
+    text = message.text or message.caption or ""
+    return text.strip().partition(" ")[2]
+
+
+class Command(filters.MessageFilter):
+    """Messages whose first word is the command ``name``. ``own``: only when the owner
+    typed it here: not forwarded and not a reply quoting another chat's message, so a
+    command inside someone else's words reaches the agent as a message, never runs."""
+
+    __slots__ = ("command", "own")
+
+    def __init__(self, name: str, *, own: bool = False) -> None:
+        super().__init__(name=f"Command({name})")
+        self.command = name
+        self.own = own
+
+    def filter(self, message: Message) -> bool:
+        if command_of(message) != self.command or message.forward_origin is not None:
+            return False
+        return not (self.own and message.external_reply is not None)
+
+
+def _tap(update: Update) -> tuple[CallbackQuery, int]:
+    """The button tap of an update the access check let through, and its chat."""
+    query = update.callback_query
+    assert query is not None and query.message is not None  # TelegramGateway._admit
+    return query, query.message.chat.id
+
+
 class TelegramGateway:
     """The bot: pairing, owner messages into the mailbox, replies and review cards out."""
 
@@ -182,7 +222,34 @@ class TelegramGateway:
             .build()
         )
         self.forget = ForgetFlow(runtime, engine, self.app.bot)
-        self.app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
+        # Group -1 runs first for every update: strangers stop there (the one access
+        # check), so no handler below needs to ask who is writing.
+        self.app.add_handler(TypeHandler(Update, self._admit), group=-1)
+        message = filters.UpdateType.MESSAGE
+        self.app.add_handler(MessageHandler(message & Command("/pair"), self._on_pair))
+        for name, handler in (
+            ("/work", self._on_work),
+            ("/today", self._on_today),
+            ("/approve", self._on_approve),
+            # The owner's own command; as a reply it names the chat's message to forget
+            # (a forwarded one included).
+            ("/forget", self._on_forget),
+        ):
+            self.app.add_handler(MessageHandler(message & Command(name, own=True), handler))
+        self.app.add_handler(MessageHandler(message, self._on_message))
+        self.app.add_handler(
+            CallbackQueryHandler(self._on_forget_tap, pattern=f"^{FORGET_PREFIX}:")
+        )
+        self.app.add_handler(
+            CallbackQueryHandler(
+                self._on_group_tap, pattern=f"^({APPROVE_ALL}|{REVIEW_EACH}):[0-9]+$"
+            )
+        )
+        self.app.add_handler(
+            CallbackQueryHandler(
+                self._on_setting_tap, pattern=f"^(approve|reject):{SETTINGS_IDENT}:[0-9]+$"
+            )
+        )
         self.app.add_handler(CallbackQueryHandler(self._on_callback))
         self.app.add_error_handler(self._on_error)
 
@@ -258,38 +325,73 @@ class TelegramGateway:
 
     # --- incoming -------------------------------------------------------
 
-    async def _on_message(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
-        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
-        if message is None or chat is None:
+    async def _admit(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        """Let through the paired owner's messages and taps, and ``/pair`` from anyone;
+        stop everything else here (``ApplicationHandlerStop``), noted as ignored."""
+        query = update.callback_query
+        if query is not None:
+            owner = await self._current_owner()
+            chat_id = query.message.chat.id if query.message is not None else None
+            if (
+                owner is None
+                or chat_id is None
+                or query.from_user.id != owner.user_id
+                or chat_id != owner.chat_id
+            ):
+                self._ignore(chat_id, query.from_user.id, "a button tap from someone else")
+                with contextlib.suppress(TelegramError):
+                    await query.answer()
+                raise ApplicationHandlerStop
             return
+        message, chat, user = update.message, update.effective_chat, update.effective_user
+        if message is None or chat is None:
+            raise ApplicationHandlerStop  # nothing MAMA asked Telegram for
         if user is None:
             self._ignore(chat.id, None, "no sender")
-            return
-        text = message.text or message.caption or ""
-        command, _sep, argument = text.strip().partition(" ")
-        command = command.lower().split("@", 1)[0]
-        forwarded = message.forward_origin is not None
-        if command == "/pair" and not forwarded:
-            await self._pair(message, chat.type, user.id, user.username or user.full_name, argument)
+            raise ApplicationHandlerStop
+        if command_of(message) == "/pair" and message.forward_origin is None:
             return
         owner = await self._current_owner()
         if owner is None or chat.id != owner.chat_id or user.id != owner.user_id:
             self._ignore(chat.id, user.id, "not the paired owner")
+            raise ApplicationHandlerStop
+
+    async def _on_pair(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        message, user = update.message, update.effective_user
+        assert message is not None and user is not None  # _admit let it through
+        await self._pair(
+            message,
+            message.chat.type,
+            user.id,
+            user.username or user.full_name,
+            argument_of(message),
+        )
+
+    async def _on_work(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.message is not None
+        await self._work(update.message)
+
+    async def _on_today(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.message is not None
+        await self._today(update.message)
+
+    async def _on_approve(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.message is not None
+        await self._approve(update.message, argument_of(update.message))
+
+    async def _on_forget(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.message is not None
+        await self.forget.ask(update.message, argument_of(update.message))
+
+    async def _on_message(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        """Any other message of the owner's: into the mailbox for the agent's turn."""
+        message, chat, user = update.message, update.effective_chat, update.effective_user
+        owner = self._owner  # as _admit just read it
+        assert message is not None and chat is not None and user is not None
+        if owner is None:  # unpaired from the tray since
+            self._ignore(chat.id, user.id, "not the paired owner")
             return
-        if command == "/work" and not forwarded and message.external_reply is None:
-            await self._work(message)
-            return
-        if command == "/today" and not forwarded and message.external_reply is None:
-            await self._today(message)
-            return
-        if command == "/approve" and not forwarded and message.external_reply is None:
-            await self._approve(message, argument)
-            return
-        if command == "/forget" and not forwarded and message.external_reply is None:
-            # The owner's own command; as a reply it names the chat's message to forget
-            # (a forwarded one included).
-            await self.forget.ask(message, argument)
-            return
+        text = message.text or message.caption or ""
         outside = outside_content(message, owner.user_id, self.app.bot.id)
         meta: dict[str, Any] = {"chat_id": chat.id, "message_id": message.message_id}
         author = user.username or user.full_name
@@ -354,37 +456,30 @@ class TelegramGateway:
             await notify_unpaired(self.app.bot, old.chat_id)
         return old
 
+    async def _on_forget_tap(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        query, chat_id = _tap(update)
+        await self.forget.answer(query, chat_id)
+
+    async def _on_group_tap(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        query, chat_id = _tap(update)
+        verb, _sep, ident = (query.data or "").partition(":")
+        await self._on_group(query, verb, int(ident), chat_id)
+
+    async def _on_setting_tap(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        query, chat_id = _tap(update)
+        verb, _sep, change_id = (query.data or "").partition(f":{SETTINGS_IDENT}:")
+        await self._on_setting_change(query, verb, int(change_id), chat_id)
+
     async def _on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        query = update.callback_query
-        if query is None:
-            return
-        owner = await self._current_owner()
-        chat_id = query.message.chat.id if query.message is not None else None
-        if (
-            owner is None
-            or chat_id is None
-            or query.from_user.id != owner.user_id
-            or chat_id != owner.chat_id
-        ):
-            self._ignore(chat_id, query.from_user.id, "a button tap from someone else")
-            with contextlib.suppress(TelegramError):
-                await query.answer()
-            return
+        """A review card's button (``verb:ID`` or ``verb:ID:CHANGE``), or one MAMA
+        does not know."""
+        query, chat_id = _tap(update)
         verb, _, ident = (query.data or "").partition(":")
-        if verb == FORGET_PREFIX:
-            await self.forget.answer(query, chat_id)
-            return
-        if verb in (APPROVE_ALL, REVIEW_EACH) and ident.isdigit():
-            await self._on_group(query, verb, int(ident), chat_id)
-            return
         ident, _, change_id = ident.partition(":")  # a card for a proposed change names it
-        if ident == SETTINGS_IDENT and verb in ("approve", "reject") and change_id.isdigit():
-            await self._on_setting_change(query, verb, int(change_id), chat_id)
-            return
         if (
-            not ident.isdigit()
+            not (ident.isascii() and ident.isdigit())
             or verb not in (*BUTTONS, "show")
-            or (change_id and not change_id.isdigit())
+            or (change_id and not (change_id.isascii() and change_id.isdigit()))
         ):
             await query.answer("I don't know that button.")
             return

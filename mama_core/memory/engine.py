@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -46,9 +46,11 @@ from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
 from mama_core.store import Store, sqlcipher
-from mama_core.store.connection import log_failure
+from mama_core.store.connection import Connection, log_failure
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Engine:
@@ -154,6 +156,20 @@ class Engine:
     ) -> dict[str, Any]:
         """``read`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.read, inp, session, grant)
+
+    def query(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` on one of the engine's read connections and return what it returns.
+
+        For reads no action answers (a window's counts and lists, ``ui.queries``): the
+        caller hands over a function of a connection instead of keeping a connection
+        of its own, so it reads through the same pool as every action, follows the
+        engine it is given, and never holds a read transaction open (the borrow ends
+        it). ``fn`` must only read.
+        """
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        with self._readers.borrow() as conn:
+            return fn(conn)
 
     def _prepare_input(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> Call[Any]:
         if self._closed.is_set():

@@ -4,7 +4,7 @@
 a migration, the core's own (label ``v<N>``) or a series' above it (the app's:
 ``app-v<N>``). Each copy holds every text the store held then, so a purge must
 delete them all: the name is made here and found here, by one pattern, whatever
-series made it. ``app.copies`` builds the registry of every other file MAMA
+series made it. ``app.admin.copies`` builds the registry of every other file MAMA
 writes that can hold the owner's text on top of this one.
 """
 

@@ -19,8 +19,8 @@ from bundle_support import Bundle, Person, person_env
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from app.build_info import git_commit
-from app.keys import KEYRING_SERVICE, keyring_account
+from app.local.build_info import git_commit
+from app.local.keys import KEYRING_SERVICE, keyring_account
 from tests.conftest import REPO_ROOT
 from tests.ui.conftest import XDisplay, poll
 from ui.startup_probe import read_marks

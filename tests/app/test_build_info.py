@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.build_info import BUILD_INFO_NAME, this_build
 from app.cli.main import main
+from app.local.build_info import BUILD_INFO_NAME, this_build
 from tests.conftest import REPO_ROOT
 
 

@@ -77,8 +77,8 @@ def test_an_empty_store_an_older_mama_left_serves_three_first_commands(
 def test_an_emptied_store_is_refused_while_either_anchor_copy_is_left(
     tmp_path: Path, model_cache_dir: Path
 ) -> None:
-    from app.chain_anchor import held_data_marks
-    from app.paths import default_config
+    from app.local.chain_anchor import held_data_marks
+    from app.local.paths import default_config
 
     home = tmp_path / "home"
     made = run_mama(home, "remember", "Quinces need frost", "--kind", "fact", cache=model_cache_dir)

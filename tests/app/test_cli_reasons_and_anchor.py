@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from app.chain_anchor import anchor_path
+from app.local.chain_anchor import anchor_path
 from tests.app.test_cli_memory import Mama, mama  # noqa: F401  (the fixture)
 
 

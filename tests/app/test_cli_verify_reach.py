@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import sqlcipher3
 
-from app.chain_anchor import anchor_path, external_anchor_path
-from app.paths import default_config
+from app.local.chain_anchor import anchor_path, external_anchor_path
+from app.local.paths import default_config
 from mama_core.embeddings.base import Embedder
 from mama_core.errors import NotADatabaseError
 from mama_core.memory import Engine, EngineConfig
@@ -40,7 +40,7 @@ NO_DELETE = (
 
 def build_home(home: Path, embedder: Embedder) -> dict[str, int]:
     """A store as the daemon leaves it: records, observations, both anchor copies."""
-    from app.chain_anchor import StoreAnchors
+    from app.local.chain_anchor import StoreAnchors
 
     db = home / "mama.db"
     with Store.open(db, KEY) as store:
@@ -125,7 +125,7 @@ def test_a_deleted_last_observation_with_its_tally_rewound_is_caught_by_the_anch
 ) -> None:
     """The tally's row put back as it was before the last observation (its seal then
     valid) hides the deletion inside the file: the count in the anchor still tells."""
-    from app.chain_anchor import StoreAnchors
+    from app.local.chain_anchor import StoreAnchors
 
     db = home / "mama.db"
     tally = "SELECT observations, last_observation, anchored, seal FROM store_tally"

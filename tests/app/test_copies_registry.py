@@ -1,4 +1,4 @@
-"""Every file MAMA writes is either a registered copy of the owner's text (``app.copies``:
+"""Every file MAMA writes is either a registered copy of the owner's text (``app.admin.copies``:
 purge erases it, doctor lists it) or named here as holding none, with why.
 
 The code of ``mama_core``, ``app`` and ``ui`` is scanned for file-writing calls
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.copies import KINDS
+from app.admin.copies import KINDS
 from tests.app.file_writes import sites_in_source, sites_in_tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ NOT_OWNER_TEXT: dict[str, str] = {
     "app.backends.claude_code:ClaudeCodeBackend._write_mcp_config": (
         "the MCP config of the agent bridge: a socket path and a per-run token"
     ),
-    "app.chain_anchor:FileAnchorKeeper.save": "the chain anchor: event ids and keyed hashes",
+    "app.local.chain_anchor:FileAnchorKeeper.save": "the chain anchor: event ids and keyed hashes",
     "app.mcp.project_scope:adopt_legacy": (
         "the claim of an old folder-name project scope: a project identity, empty file"
     ),
@@ -29,7 +29,7 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "the Claude Code hook's per-session list of file paths already looked up (cache)"
     ),
     "app.mcp.wire_guard:claimed_stdin": "opens /dev/null to guard the MCP wire",
-    "app.settings:Settings.save": (
+    "app.local.settings:Settings.save": (
         "settings.json: options the owner set (times, names of boards and channels); "
         "never a memory, a message or a secret"
     ),
@@ -46,7 +46,7 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "renames an empty (0-byte) store an older MAMA left aside: it never held a text"
     ),
     "ui.autostart:set_enabled": "the desktop autostart entry (the launch command)",
-    "ui.data_location:set_chosen_home": "the path of the chosen data folder",
+    "ui.settings.data_location:set_chosen_home": "the path of the chosen data folder",
     "ui.startup_probe:StartupProbe.mark": "start-up milestone times, for the benchmark",
 }
 
@@ -60,7 +60,7 @@ def test_every_file_write_is_a_registered_copy_or_holds_no_owner_text() -> None:
     registered = registered_sites()
     unknown = sorted(set(found) - set(registered) - set(NOT_OWNER_TEXT))
     assert unknown == [], (
-        "new file writes: register them in app.copies (a purge erases them) or, if they "
+        "new file writes: register them in app.admin.copies (a purge erases them) or, if they "
         f"can never hold the owner's text, name them in NOT_OWNER_TEXT with why: {unknown}"
     )
     # No stale entry: each one still names a place that writes.

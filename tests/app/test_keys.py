@@ -11,7 +11,7 @@ import keyring.backends.fail
 import keyring.backends.SecretService
 import pytest
 
-from app.keys import ENV_KEY, KEYRING_SERVICE, KeyOrigin, keyring_account, resolve_key
+from app.local.keys import ENV_KEY, KEYRING_SERVICE, KeyOrigin, keyring_account, resolve_key
 from mama_core.errors import KeyUnavailableError
 from mama_core.store import Store
 

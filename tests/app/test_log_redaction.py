@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from app.connector_admin import open_connector_store, poll_connector
-from app.log_redaction import REDACTED, redact, register_secret
-from app.logs import setup_file_logging
-from app.settings import ConnectorConfig
+from app.admin.connectors import open_connector_store, poll_connector
+from app.local.log_redaction import REDACTED, redact, register_secret
+from app.local.logs import setup_file_logging
+from app.local.settings import ConnectorConfig
 from mama_core.memory import Engine
 from mama_core.store import Store
 from tests.app.connectors.dovecot_server import PASSWORD, Dovecot, running_dovecot

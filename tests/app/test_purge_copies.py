@@ -27,13 +27,13 @@ from typing import Any
 
 import pytest
 
+from app.admin.connectors import open_connector_store, poll_connector
 from app.backends.transcripts import CLAUDE_SESSION_KEY, CODEX_THREAD_KEY
-from app.connector_admin import open_connector_store, poll_connector
 from app.durable.mailbox import record_observation
 from app.durable.schema import open_runtime_db
 from app.durable.state import set_state
-from app.logs import setup_file_logging
-from app.settings import ConnectorConfig
+from app.local.logs import setup_file_logging
+from app.local.settings import ConnectorConfig
 from mama_core.store import DbKey, Store
 from mama_core.store.copies import store_backups
 from tests.app.connectors.dovecot_server import PASSWORD, Dovecot, running_dovecot

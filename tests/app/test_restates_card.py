@@ -3,7 +3,7 @@ and rejecting mean; other proposals' cards do not."""
 
 from __future__ import annotations
 
-from app.cards import card_text
+from app.present.cards import card_text
 
 PROPOSAL = {
     "id": 7,

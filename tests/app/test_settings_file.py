@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.settings import Settings, SettingsError
+from app.local.settings import Settings, SettingsError
 
 
 def test_an_env_override_is_used_but_not_written_into_the_file(

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import sqlcipher3
 
-from app.chain_anchor import FileAnchorKeeper, anchor_path
 from app.durable.mailbox import InputKind, Mailbox, NewInput
 from app.durable.transaction import RuntimeDb
+from app.local.chain_anchor import FileAnchorKeeper, anchor_path
 from mama_core.embeddings.base import Embedder
 from mama_core.memory import Engine, EngineConfig, verify_store
 from mama_core.memory.coverage import listed_tables

@@ -22,8 +22,8 @@ import keyring
 import keyring.backends.fail
 import pytest
 
-from app.paths import Paths
-from app.settings import Settings
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.embeddings import GgufEmbedder, load_embedder
 from mama_core.memory import ActorKind, Engine, EngineConfig, Grant, SessionFacts, TurnKind
 from mama_core.store import DbKey, Store

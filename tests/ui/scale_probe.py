@@ -31,7 +31,7 @@ def main(folder: Path, cache: Path) -> None:
     ):
         for n in range(3):
             agent_propose(engine, f"Answer in short paragraphs, number {n}")
-        bridge = EngineBridge(engine, store)
+        bridge = EngineBridge(engine)
         window = ReviewWindow(bridge)
         window.show()
         loop.run_until_complete(window.load())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.recall import count_missing

@@ -21,7 +21,7 @@ from app.backends.base import TurnReply, TurnRequest
 from app.backends.command_mode import CommandModeBackend
 from app.backends.toolbox import ToolBox, ToolSpec
 from app.durable.mailbox import InputKind, NewInput
-from app.paths import Paths
+from app.local.paths import Paths
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
@@ -53,7 +53,7 @@ def run_chat(
             runtime = OwnerRuntime(engine, store, CommandModeBackend(), SETTINGS)
             await runtime.start()
             held["runtime"] = runtime
-        bridge = EngineBridge(engine, store)
+        bridge = EngineBridge(engine)
         window = ChatWindow(bridge, store, lambda: held["runtime"])
         try:
             window.show()
@@ -323,7 +323,7 @@ def test_a_streamed_reply_grows_in_the_window_until_it_is_stored(
     async def whole() -> None:
         runtime = OwnerRuntime(engine, store, agent, SETTINGS)
         await runtime.start()
-        bridge = EngineBridge(engine, store)
+        bridge = EngineBridge(engine)
         window = ChatWindow(bridge, store, lambda: runtime)
         qtbot.addWidget(window)
         try:

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 from app.connectors.base import PartProblem, Problem
 from app.durable.connector_store import Health
-from app.host import HostStatus
+from app.serve.host import HostStatus
 from ui.agent_control import status_line
-from ui.connectors_page import _problem  # pyright: ignore[reportPrivateUsage]
+from ui.settings.connectors_page import _problem  # pyright: ignore[reportPrivateUsage]
 
 
 def health(

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from app.paths import Paths
-from app.settings import Settings
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.store import Store
 from tests.app.connectors import calendar_data as data
 from tests.app.connectors.calendar_servers import IcsFile
 from tests.ui.test_connectors_page import act
 from tests.ui.test_settings import MemoryKeyring, memory_keyring
-from ui.settings_flow import settings_dialog
+from ui.settings.flow import settings_dialog
 
 __all__ = ["memory_keyring"]
 

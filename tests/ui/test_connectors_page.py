@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from app.connector_admin import open_connector_store, poll_connector
-from app.paths import Paths
-from app.settings import ConnectorConfig, Settings
+from app.admin.connectors import open_connector_store, poll_connector
+from app.local.paths import Paths
+from app.local.settings import ConnectorConfig, Settings
 from mama_core.store import Store
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello
 from tests.ui.conftest import save_artifact, wait_signal
 from tests.ui.test_settings import MemoryKeyring, memory_keyring
-from ui.connectors_page import ConnectorsPage
 from ui.qt import QtWidgets
-from ui.settings_flow import settings_dialog
+from ui.settings.connectors_page import ConnectorsPage
+from ui.settings.flow import settings_dialog
 
 __all__ = ["memory_keyring"]
 
@@ -335,7 +335,7 @@ def test_last_poll_names_its_time_zone() -> None:
     from datetime import UTC, datetime
     from types import SimpleNamespace
 
-    from ui.connectors_page import _when
+    from ui.settings.connectors_page import _when
 
     polled = SimpleNamespace(last_poll_at=datetime(2026, 12, 1, 9, 30, tzinfo=UTC))
     shown = _when(polled)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.embeddings import GgufEmbedder
 from mama_core.errors import NewerSchemaError, StoreLockedError, WrongKeyError
 from mama_core.memory import Engine, EngineConfig

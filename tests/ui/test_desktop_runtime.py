@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from app.host import LOCK_FILE_NAME
-from app.paths import Paths
-from app.settings import Settings
+from app.local.paths import Paths
+from app.local.settings import Settings
+from app.serve.host import LOCK_FILE_NAME
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
 from mama_core.store import DbKey, Store

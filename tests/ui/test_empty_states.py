@@ -44,7 +44,7 @@ EXPECTED = {
 def window(
     engine: Engine, store: Store, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> Iterator[ReviewWindow]:
-    bridge = EngineBridge(engine, store)
+    bridge = EngineBridge(engine)
     made = ReviewWindow(bridge)
     made.show()
     try:

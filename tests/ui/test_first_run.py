@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from app.keys import KeyOrigin
-from app.paths import Paths
-from app.settings import Settings
+from app.local.keys import KeyOrigin
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.errors import WrongKeyError
 from mama_core.store import DbKey, Store
 from tests.conftest import TEST_KEY_HEX

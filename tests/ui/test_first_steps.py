@@ -11,9 +11,9 @@ import keyring
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.keys import keyring_account
-from app.paths import Paths
-from app.settings import Settings
+from app.local.keys import keyring_account
+from app.local.paths import Paths
+from app.local.settings import Settings
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store
@@ -24,7 +24,7 @@ from tests.ui.test_settings import MemoryKeyring
 from ui.desktop import Desktop
 from ui.first_run import PAGE_TELEGRAM, FirstRunWizard, KeyPage, TelegramPage
 from ui.qt import QtWidgets
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
 from ui.welcome import WelcomeNote
 
 ENV_TOKEN = "MAMA_TELEGRAM_TOKEN"

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.memory import Engine
 from mama_core.store import Store
 from tests.conftest import TEST_KEY_HEX
@@ -27,7 +27,7 @@ MAMA = Path(sys.executable).with_name("mama")
 
 @pytest.fixture
 def window(engine: Engine, store: Store, loop: asyncio.AbstractEventLoop) -> Iterator[ReviewWindow]:
-    bridge = EngineBridge(engine, store)
+    bridge = EngineBridge(engine)
     made = ReviewWindow(bridge)
     made.show()
     try:

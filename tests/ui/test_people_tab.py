@@ -26,7 +26,7 @@ SOON = datetime.now(UTC) + timedelta(days=1)
 
 @pytest.fixture
 def bridge(engine: Engine, store: Store, loop: asyncio.AbstractEventLoop) -> Iterator[EngineBridge]:
-    made = EngineBridge(engine, store)
+    made = EngineBridge(engine)
     try:
         yield made
     finally:

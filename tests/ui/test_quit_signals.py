@@ -20,8 +20,8 @@ from typing import TypeVar
 
 import pytest
 
-from app.host import runtime_running
-from app.paths import Paths
+from app.local.paths import Paths
+from app.serve.host import runtime_running
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store

@@ -58,7 +58,7 @@ def big_window(
         Store.open(home / "mama.db", DbKey.from_secret(BENCH_KEY)) as store,
         Engine(store, embedder, EngineConfig()) as engine,
     ):
-        bridge = EngineBridge(engine, store)
+        bridge = EngineBridge(engine)
         window = ReviewWindow(bridge)
         window.show()
         try:

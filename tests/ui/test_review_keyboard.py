@@ -9,7 +9,7 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.memory import Engine
 from tests.ui.conftest import agent_propose, owner_save, wait_signal, wait_until
 from tests.ui.test_desktop import keyed, seeded

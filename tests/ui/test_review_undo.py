@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.memory import Engine, verify_store
 from mama_core.store import Store
 from tests.ui.conftest import (

@@ -37,7 +37,7 @@ from ui.review.window import (
 
 @pytest.fixture
 def bridge(engine: Engine, store: Store, loop: asyncio.AbstractEventLoop) -> Iterator[EngineBridge]:
-    made = EngineBridge(engine, store)
+    made = EngineBridge(engine)
     try:
         yield made
     finally:

@@ -14,17 +14,18 @@ import keyring
 import keyring.backend
 import pytest
 
-from app.paths import Paths
+from app.local.paths import Paths
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import DbKey, Store
 from tests.conftest import TEST_KEY_HEX
 from tests.ui.conftest import agent_propose, owner_save, wait_signal, wait_until
 from tests.ui.test_desktop import run_desktop
-from ui import autostart, data_location
+from ui import autostart
 from ui.desktop import Desktop
 from ui.qt import QtWidgets
-from ui.settings_dialog import SettingsDialog
+from ui.settings import data_location
+from ui.settings.dialog import SettingsDialog
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):
@@ -273,7 +274,7 @@ def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
 ) -> None:
     from app.backends.factory import UnknownBackendError, make_backend
     from app.durable.transaction import RuntimeDb
-    from ui.settings_dialog import AGENT_BACKENDS
+    from ui.settings.dialog import AGENT_BACKENDS
 
     db = RuntimeDb(store.new_connection(), store.path)
     try:
@@ -293,7 +294,7 @@ def test_every_backend_the_dialog_offers_is_one_the_runtime_builds(
 
 
 def test_agent_scopes_are_checked_before_the_dialog_closes(qtbot: Any, tmp_path: Path) -> None:
-    from app.settings import Settings
+    from app.local.settings import Settings
 
     dialog = SettingsDialog(
         None,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.host import runtime_running
-from app.paths import Paths
+from app.local.paths import Paths
+from app.serve.host import runtime_running
 from mama_core.embeddings import GgufEmbedder
 from mama_core.store import DbKey, Store
 from tests.ui.conftest import wait_until

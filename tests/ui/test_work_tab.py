@@ -48,7 +48,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def bridge(engine: Engine, store: Store, loop: asyncio.AbstractEventLoop) -> Iterator[EngineBridge]:
-    made = EngineBridge(engine, store)
+    made = EngineBridge(engine)
     try:
         yield made
     finally:

@@ -25,8 +25,8 @@ from app.connectors.base import Batch, Problem
 from app.connectors.mail import build as build_mail
 from app.durable.connector_store import ConnectorStore
 from app.durable.transaction import RuntimeDb
+from app.local.settings import ConnectorConfig
 from app.runtime.connectors import ConnectorScheduler, PollSettings
-from app.settings import ConnectorConfig
 from tests.app.connectors.dovecot_server import PASSWORD, Dovecot, dovecot_binary, running_dovecot
 from tests.app.connectors.fake_slack import FakeSlack
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello

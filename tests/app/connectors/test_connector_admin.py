@@ -1,4 +1,4 @@
-"""``app.connector_admin.list_choices``: what Settings offers to pick, read live from the
+"""``app.admin.connectors.list_choices``: what Settings offers to pick, read live from the
 source with the credentials being typed (the real slack-sdk against the fake Web API)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from app.connector_admin import ConnectorFailedError, ConnectorKindError, list_choices
+from app.admin.connectors import ConnectorFailedError, ConnectorKindError, list_choices
 from tests.app.connectors.fake_slack import FakeSlack
 
 

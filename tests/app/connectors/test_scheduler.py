@@ -15,8 +15,8 @@ from app.connectors import kinds
 from app.connectors.base import ConnectorError, Problem
 from app.durable.connector_store import ConnectorStore, Stored
 from app.durable.transaction import RuntimeDb
+from app.local.settings import ConnectorConfig
 from app.runtime.connectors import ConnectorScheduler, PollSettings
-from app.settings import ConnectorConfig
 from tests.app.connectors import scripted
 from tests.app.connectors.items import batch, item
 from tests.app.runtime.support import ManualClock

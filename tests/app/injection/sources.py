@@ -28,8 +28,8 @@ from app.connectors.mail import MailOptions
 from app.connectors.trello import MAX_TEXT as TRELLO_TEXT_CAP
 from app.durable.connector_store import ConnectorStore, Stored
 from app.durable.transaction import RuntimeDb
+from app.local.settings import ConnectorConfig
 from app.runtime.connectors import ConnectorScheduler, PollSettings
-from app.settings import ConnectorConfig
 from tests.app.connectors.dovecot_server import PASSWORD, Dovecot
 from tests.app.connectors.fake_slack import FakeSlack
 from tests.app.connectors.fake_trello import API_KEY, TOKEN, FakeTrello

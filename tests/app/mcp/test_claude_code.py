@@ -21,9 +21,9 @@ import pytest
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import DbKey, Store
+from tests.app.backends.fake_anthropic import Block, FakeAnthropic, Script, text, tool_use
 from tests.app.mcp.claude_code import CLAUDE_CODE_VERSION, ensure_claude_code
 from tests.app.mcp.conftest import PLUGIN_DIR, git_project, owner_dispatch
-from tests.app.mcp.fake_anthropic import FakeAnthropic, Reply, Script
 
 pytestmark = pytest.mark.slow
 
@@ -54,22 +54,21 @@ def _tool_results(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _model(project: Path) -> Script:
     """The scripted model: Read the parser, save a decision, search for it, stop."""
 
-    def script(body: dict[str, Any]) -> Reply:
+    def script(body: dict[str, Any]) -> tuple[list[Block], str]:
         tools = {t.get("name") for t in body.get("tools", [])}
         if SAVE not in tools:
-            return Reply.text("ok")  # a side request (e.g. a title): not the session's turn
+            return [text("ok")], "end_turn"  # a side request: not the session's turn
         done = _tool_results(body)
         if "toolu_read" not in done:
-            return Reply.tool("toolu_read", "Read", {"file_path": str(project / "parser.py")})
+            read = tool_use("Read", {"file_path": str(project / "parser.py")}, "toolu_read")
+            return [read], "tool_use"
         if "toolu_save" not in done:
-            return Reply.tool(
-                "toolu_save",
-                SAVE,
-                {"kind": "decision", "topic": "errors", "summary": SAVED_SUMMARY},
-            )
+            save = {"kind": "decision", "topic": "errors", "summary": SAVED_SUMMARY}
+            return [tool_use(SAVE, save, "toolu_save")], "tool_use"
         if "toolu_search" not in done:
-            return Reply.tool("toolu_search", SEARCH, {"query": "error messages column token"})
-        return Reply.text("Saved the decision and found it again.")
+            query = {"query": "error messages column token"}
+            return [tool_use(SEARCH, query, "toolu_search")], "tool_use"
+        return [text("Saved the decision and found it again.")], "end_turn"
 
     return script
 
@@ -102,11 +101,12 @@ def test_claude_code_saves_and_searches_through_the_plugin(
 ) -> None:
     home = tmp_path / "claude-home"
     home.mkdir()
-    with FakeAnthropic(_model(orchard)) as api:
+    api = FakeAnthropic(_model(orchard)).start()
+    try:
         env = {
             **mama_env,
             "HOME": str(home),
-            "ANTHROPIC_BASE_URL": api.base_url,
+            "ANTHROPIC_BASE_URL": api.url,
             "ANTHROPIC_API_KEY": "test-key-not-real",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
@@ -150,6 +150,8 @@ def test_claude_code_saves_and_searches_through_the_plugin(
             check=False,
         )
         requests = list(api.requests)
+    finally:
+        api.stop()
 
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert done.returncode == 0, done.stderr[-3000:]
@@ -183,4 +185,4 @@ def test_claude_code_saves_and_searches_through_the_plugin(
     assert record["provenance"]["actor_kind"] == "mcp_client"
     assert record["provenance"]["actor_name"] == "claude-code"
     assert record["provenance"]["actor_version"] == CLAUDE_CODE_VERSION
-    assert os.environ.get("ANTHROPIC_BASE_URL") != api.base_url  # nothing leaked out
+    assert os.environ.get("ANTHROPIC_BASE_URL") != api.url  # nothing leaked out

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from app.local.paths import Paths
 from app.mcp.hook_state import SeenFiles, forget_old_sessions
 from app.mcp.hooks import PRE_COMPACT_TEXT, HookSettings, run_hook
-from app.paths import Paths
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import DbKey, Store

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from app.durable.mailbox import Mailbox
 from app.durable.schema import open_runtime_db
-from app.host import RuntimeHost
-from app.paths import Paths
+from app.local.paths import Paths
+from app.local.settings import Settings
 from app.runtime.schedule import BriefSchedule, OwnerSchedule
-from app.settings import Settings
+from app.serve.host import RuntimeHost
 from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.store import Store
 from tests.app.runtime.support import ManualClock, Signal

@@ -3,7 +3,7 @@ change, beside the record as it stands; a proposed judgment keeps its own card."
 
 from __future__ import annotations
 
-from app.cards import card_text, group_card_text, record_text
+from app.present.cards import card_text, group_card_text, record_text
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 
 MCP = SessionFacts(ActorKind.MCP_CLIENT, "claude-code", turn=TurnKind.MCP)

@@ -14,7 +14,7 @@ from tests.app.runtime.support import MAMA, mama_env
 
 def test_the_daemon_imports_no_qt() -> None:
     probe = (
-        "import sys, app.daemon, app.telegram.gateway, app.backends.factory, "
+        "import sys, app.serve.daemon, app.telegram.gateway, app.backends.factory, "
         "app.backends.claude_code, app.backends.codex, app.cli.main\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('PySide6', 'shiboken6', 'qasync', 'ui'))\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from app.host import LOCK_FILE_NAME, RuntimeBusyError, RuntimeHost
-from app.paths import Paths
-from app.settings import Settings
+from app.local.paths import Paths
+from app.local.settings import Settings
+from app.serve.host import LOCK_FILE_NAME, RuntimeBusyError, RuntimeHost
 from mama_core.memory import Engine
 from mama_core.store import Store
 from tests.app.runtime.support import MAMA, mama_env
@@ -216,7 +216,7 @@ def test_a_source_that_needs_the_owner_reaches_the_listeners_and_the_status(
 ) -> None:
     from app.connectors import kinds
     from app.connectors.base import ConnectorError, Problem
-    from app.settings import ConnectorConfig
+    from app.local.settings import ConnectorConfig
     from tests.app.connectors import scripted
 
     monkeypatch.setitem(kinds.KINDS, "scripted", "tests.app.connectors.scripted")

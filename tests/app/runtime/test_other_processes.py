@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from app.durable.mailbox import InputKind, NewInput
-from app.host import RuntimeHost
-from app.paths import Paths
+from app.local.paths import Paths
+from app.local.settings import Settings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
-from app.settings import Settings
+from app.serve.host import RuntimeHost
 from mama_core.memory import ActorKind, Engine, Grant, SessionFacts, TurnKind
 from mama_core.store import Store
 from tests.app.runtime.support import MAMA, RecordingChannel, ScriptedAgent, Signal, mama_env

@@ -1,5 +1,5 @@
 """Logging to a rotating file in the data folder: tracebacks go there, never
-to a person's screen, and no secret goes anywhere (``app.log_redaction``: every
+to a person's screen, and no secret goes anywhere (``app.local.log_redaction``: every
 record of every logger is redacted when it is made)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import logging
 import logging.handlers
 from pathlib import Path
 
-from app.log_redaction import RedactingFormatter, install
+from app.local.log_redaction import RedactingFormatter, install
 
 
 def setup_file_logging(log_path: Path, level: int = logging.INFO) -> Path | None:

@@ -4,7 +4,7 @@ guidance budget and start at login (General), and the connectors (Connectors).
 The dialog only gathers a ``SettingsChoice``; the desktop controller applies
 it (settings file, keyring, autostart entry, re-embedding). The Telegram token
 goes to the OS keyring and nowhere else: without a keyring the field is
-disabled and the dialog says why. The Connectors page (``ui.connectors_page``)
+disabled and the dialog says why. The Connectors page (``ui.settings.connectors_page``)
 acts at once; Save keeps the connectors as that page left them.
 """
 
@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from app.settings import Settings
+from app.local.settings import Settings
 from app.telegram.config import ENV_TOKEN
 from ui.palette import note_style
 from ui.qt import Qt, QtCore, QtWidgets
-from ui.telegram_help import (
+from ui.settings.telegram_help import (
     environment_token_note,
     no_keyring_token_note,
     token_from_environment,
 )
 
 if TYPE_CHECKING:
-    from ui.connectors_page import ConnectorsPage
+    from ui.settings.connectors_page import ConnectorsPage
 
 AGENT_BACKENDS: tuple[tuple[str, str], ...] = (
     ("command", "Commands only (no model)"),

@@ -17,14 +17,14 @@ import signal
 import sys
 from collections.abc import Callable
 
-from app.chain_anchor import StoreAnchors, held_data_marks
-from app.copies import follow_purges
-from app.host import RuntimeHost
-from app.keys import resolve_key
-from app.log_redaction import RedactingFormatter
-from app.logs import setup_file_logging
-from app.paths import Paths
-from app.settings import Settings
+from app.admin.copies import follow_purges
+from app.local.chain_anchor import StoreAnchors, held_data_marks
+from app.local.keys import resolve_key
+from app.local.log_redaction import RedactingFormatter
+from app.local.logs import setup_file_logging
+from app.local.paths import Paths
+from app.local.settings import Settings
+from app.serve.host import RuntimeHost
 from mama_core.embeddings import load_embedder
 from mama_core.memory import Engine, EngineConfig
 from mama_core.store import Store

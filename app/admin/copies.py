@@ -10,7 +10,7 @@ hold a text is listed here, with what a purge does to it:
   in the data folder: path, size and modification time). Deleted, if the file is
   still the one MAMA wrote (same size and time); one changed since is left and named.
 - ``log``: ``logs/mama.log`` (and ``mcp.log``, ``hooks.log``) and their
-  rotations. Secrets never reach them (``app.log_redaction``), but a failure's
+  rotations. Secrets never reach them (``app.local.log_redaction``), but a failure's
   message, or a library at DEBUG (imapclient logs a fetched mail), may quote a
   text, so a purge empties the logs and deletes their rotations.
 - ``claude_transcript`` / ``codex_rollout``: what the agent CLIs keep of MAMA's
@@ -83,13 +83,13 @@ KINDS: tuple[CopyKind, ...] = (
         "export",
         "a JSON-lines export written by `mama export --out`",
         "deleted",
-        ("app.cli.memory:export", "app.copies:_save_exports"),
+        ("app.cli.memory:export", "app.admin.copies:_save_exports"),
     ),
     CopyKind(
         "log",
         "MAMA's log and its rotations",
         "emptied",
-        ("app.logs:setup_file_logging", "app.copies:_empty_logs"),
+        ("app.local.logs:setup_file_logging", "app.admin.copies:_empty_logs"),
     ),
     CopyKind(
         "claude_transcript",

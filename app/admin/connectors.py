@@ -33,7 +33,7 @@ from app.connectors.secrets import (
     set_connector_secret,
 )
 from app.durable.connector_store import ConnectorStore, Health
-from app.settings import ConnectorConfig, Settings
+from app.local.settings import ConnectorConfig, Settings
 from mama_core.errors import MamaError
 from mama_core.store import Store
 

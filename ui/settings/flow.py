@@ -11,18 +11,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.settings import Settings
+from app.local.settings import Settings
 from ui import autostart
-from ui.data_location import set_chosen_home
 from ui.os_keyring import keyring_available, load_telegram_token, store_telegram_token
-from ui.settings_dialog import SettingsChoice, SettingsDialog
+from ui.settings.data_location import set_chosen_home
+from ui.settings.dialog import SettingsChoice, SettingsDialog
 
 if TYPE_CHECKING:
     from mama_core.store import Store
     from ui.bridge import EngineBridge
-    from ui.connectors_page import ConnectorsPage
     from ui.memory_session import OpenMemory
     from ui.qt import QtWidgets
+    from ui.settings.connectors_page import ConnectorsPage
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,8 @@ async def settings_dialog(
     token_stored = keyring_ok and bool(await asyncio.to_thread(load_telegram_token))
     page: ConnectorsPage | None = None
     if settings_path is not None:
-        from app.connector_admin import open_connector_store
-        from ui.connectors_page import ConnectorsPage
+        from app.admin.connectors import open_connector_store
+        from ui.settings.connectors_page import ConnectorsPage
 
         opener = None if store is None else (lambda: open_connector_store(store))
         page = ConnectorsPage(settings_path, opener, keyring_ok=keyring_ok)
@@ -78,7 +78,7 @@ async def apply_choice(
     """Carry out ``choice``; returns the settings now in force (and saved)."""
     new = choice.settings
     if choice.model_changed(before) and memory is not None and bridge is not None:
-        from ui.model_change import change_model
+        from ui.settings.model_change import change_model
 
         if not await change_model(
             memory, bridge, new.embedding_model_path, parent, builtin=new.embedding_model

@@ -37,9 +37,9 @@ from app.durable.mailbox import InputState, Mailbox
 from app.durable.schema import open_runtime_db
 from app.durable.state import stored_pause
 from app.durable.transaction import RuntimeDb
-from app.host import RuntimeBusyError, make_runtime, runtime_lock
-from app.paths import Paths
-from app.settings import Settings
+from app.local.paths import Paths
+from app.local.settings import Settings
+from app.serve.host import RuntimeBusyError, make_runtime, runtime_lock
 from mama_core.errors import MamaError
 from mama_core.memory import Engine
 from mama_core.store import Store

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import platformdirs
 
-from app.paths import APP_NAME
+from app.local.paths import APP_NAME
 
 POINTER_FILE_NAME = "data-folder"
 

@@ -20,7 +20,7 @@ import keyring
 import keyring.errors
 from filelock import FileLock
 
-from app.log_redaction import register_secret
+from app.local.log_redaction import register_secret
 from mama_core.errors import KeyUnavailableError
 from mama_core.store import DbKey
 from mama_core.store.store import creation_lock_path

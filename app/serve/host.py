@@ -26,13 +26,13 @@ from app.durable.connector_store import ConnectorStore, Health
 from app.durable.desk import announce_desk_server, withdraw_desk_server
 from app.durable.schema import open_runtime_db
 from app.durable.transaction import RuntimeDb
-from app.paths import Paths
+from app.local.paths import Paths
+from app.local.settings import ConnectorConfig, Settings, SettingsError
 from app.runtime.connectors import ConnectorScheduler
 from app.runtime.context import ContextSettings
 from app.runtime.owner_runtime import OwnerRuntime, RuntimeSettings
 from app.runtime.prompts import load_prompt
 from app.runtime.schedule import BriefSchedule, BriefScheduler
-from app.settings import ConnectorConfig, Settings, SettingsError
 from app.telegram.config import api_url, telegram_token
 from mama_core.errors import MamaError
 from mama_core.memory import Engine

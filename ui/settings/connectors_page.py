@@ -1,7 +1,7 @@
 """Settings' Connectors page: the sources MAMA reads, their health, and the owner's
 controls (add, test, pause or resume, remove).
 
-Everything a button does is ``app.connector_admin`` — the functions behind
+Everything a button does is ``app.admin.connectors`` — the functions behind
 ``mama connectors`` — so a connector added here is the one the CLI would add:
 the same checks, its secrets in the OS keyring (never a file), the same test.
 A change is saved at once (a running MAMA picks it up within seconds), not on
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app import connector_admin as admin
+from app.admin import connectors as admin
 from app.connectors.base import listed
 from app.durable.connector_store import ConnectorStore, Health
-from app.settings import ConnectorConfig, Settings
+from app.local.settings import ConnectorConfig, Settings
 from mama_core.errors import MamaError
 from ui.palette import note_style
 from ui.qt import Qt, QtWidgets, Signal
