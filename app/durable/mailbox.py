@@ -27,7 +27,8 @@ from typing import Any
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import EVIDENCE_KEY, Delivered, delivered_as
 from app.durable.transaction import RuntimeDb
-from mama_core.memory.observation_erasure import find_observation
+from mama_core.memory.observations import IfHeld, NewObservation
+from mama_core.memory.observations import record_observation as core_record_observation
 from mama_core.store.connection import Connection
 
 RETRY_DELAYS: tuple[timedelta, ...] = (
@@ -335,17 +336,9 @@ def record_observation(
 
     An existing observation is never changed: the first text received is the record.
     """
-    existing = find_observation(conn, source, external_id)  # a purged one too
-    if existing is not None:
-        return existing
-    conn.execute(
-        "INSERT INTO observations (source, external_id, author, text, received_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, external_id) DO NOTHING",
-        (source, external_id, author, text, at),
+    return core_record_observation(
+        conn, NewObservation(source, external_id, author, text, at), if_held=IfHeld.REUSE
     )
-    found = find_observation(conn, source, external_id)
-    assert found is not None, "inserted or already there"
-    return found
 
 
 def _load_claimed(conn: Connection, input_id: int) -> ClaimedInput:
