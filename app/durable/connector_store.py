@@ -26,7 +26,7 @@ from typing import Any
 from app.connectors.base import DELETES, REVISES, Batch, Item, PartProblem, Problem
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import SCOPES_KEY
-from app.durable.mailbox import PRIORITY, InputKind
+from app.durable.mailbox import InputKind, insert_pending
 from app.durable.transaction import RuntimeDb
 from mama_core.memory.observations import IfHeld, NewObservation, record_observations
 from mama_core.store.connection import Connection
@@ -323,20 +323,9 @@ def _post_delta(
         CHANNELS_KEY: channels,
         AUTHORS_KEY: authors,
     }
-    cur = conn.execute(
-        "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
-        "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-        (
-            InputKind.SOURCE_DELTA.value,
-            source_ref,
-            new_ids[0],
-            PRIORITY[InputKind.SOURCE_DELTA],
-            json.dumps(meta, sort_keys=True),
-            now,
-            now,
-        ),
+    return insert_pending(
+        conn, InputKind.SOURCE_DELTA, source_ref, new_ids[0], meta, due=now, now=now
     )
-    return int(cur.lastrowid or 0)
 
 
 def _ensure_health(conn: Connection, name: str, kind: str, now: str) -> None:

@@ -153,20 +153,10 @@ class Mailbox:
                 conn, new.source, new.external_id, new.author, new.text, now
             )
             due = stamp(available_at) if available_at is not None else now
-            cur = conn.execute(
-                "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
-                "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-                (
-                    new.kind.value,
-                    new.source_ref,
-                    observation_id,
-                    PRIORITY[new.kind],
-                    json.dumps(new.meta, sort_keys=True),
-                    due,
-                    now,
-                ),
+            input_id = insert_pending(
+                conn, new.kind, new.source_ref, observation_id, new.meta, due=due, now=now
             )
-            return Posted(int(cur.lastrowid or 0), observation_id, duplicate=False)
+            return Posted(input_id, observation_id, duplicate=False)
 
     # --- the claim life cycle -------------------------------------------
 
@@ -327,6 +317,35 @@ def _drop_purged(conn: Connection, now: str) -> None:
         "JOIN observations o ON o.id = j.value WHERE o.purged_at IS NULL)",
         (now,),
     )
+
+
+def insert_pending(
+    conn: Connection,
+    kind: InputKind,
+    source_ref: str,
+    observation_id: int,
+    meta: dict[str, Any],
+    *,
+    due: str,
+    now: str,
+) -> int:
+    """Add a pending input on ``conn``'s open transaction (the one ``INSERT INTO mailbox``);
+    its id. ``Mailbox.post`` checks the source reference first; a connector batch posts
+    its source delta in the batch's own transaction (``connector_store``)."""
+    cur = conn.execute(
+        "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
+        "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+        (
+            kind.value,
+            source_ref,
+            observation_id,
+            PRIORITY[kind],
+            json.dumps(meta, sort_keys=True),
+            due,
+            now,
+        ),
+    )
+    return int(cur.lastrowid or 0)
 
 
 def record_observation(
