@@ -44,11 +44,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ),
     # --- remaining, to be given one door -----------------------------------------------
     ("judgments", "mama_core/memory/actions/outcomes.py"): "memory.update_outcome's UPDATE",
-    ("edges", "mama_core/memory/actions/commitment_changes.py"): "a supersedes edge",
-    ("edges", "mama_core/memory/actions/outcomes.py"): "memory.link",
-    ("edges", "mama_core/memory/actions/restore.py"): "the restored_from edge",
-    ("edges", "mama_core/memory/actions/retiring.py"): "a retire's edge",
-    ("edges", "mama_core/memory/actions/saving.py"): "supersedes and relates_to edges",
     # The vectors are sealed as they are written; the seals are being reworked on another
     # branch, so their inserts move after it merges.
     ("embeddings", "mama_core/memory/actions/commitment_changes.py"): "a successor's vectors",

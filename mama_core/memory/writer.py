@@ -148,6 +148,16 @@ class Tx:
         )
         return int(cursor.lastrowid or 0), digest
 
+    def add_edge(self, src_id: int, dst_id: int, kind: str, reason: str | None = None) -> int:
+        """Relate two judgments by this command's event (the one ``INSERT INTO edges``);
+        the edge's id."""
+        cursor = self.conn.execute(
+            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (src_id, dst_id, kind, reason, self.at, self.event_id),
+        )
+        return int(cursor.lastrowid or 0)
+
     def record_added(self, judgment_id: int, status: str, involvement: str) -> None:
         """Note a new judgment and its first status (for the event and the timeline)."""
         self.touched.add(judgment_id)

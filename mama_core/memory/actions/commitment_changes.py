@@ -99,11 +99,7 @@ def _succeed(
     require_writable(tx.grant, scopes, f"commitment {target.id}")
     successor, digest = _append_successor(tx, env, target, scopes)
     commitments.write_terms(tx, successor, terms)
-    tx.conn.execute(
-        "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-        "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-        (successor, target.id, tx.at, tx.event_id),
-    )
+    tx.add_edge(successor, target.id, "supersedes")
     supersede(tx, target, successor, tx.at)
     payload: dict[str, Any] = {
         "kind": target.kind,

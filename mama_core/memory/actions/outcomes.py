@@ -64,14 +64,9 @@ def link_command(call: Call[LinkInput], env: Env) -> Command:
         if ownership.decide(tx.session, call.spec.name, [src, dst]) is ownership.Decision.PROPOSE:
             owners = ownership.protected([dst, src])
             return proposed_changes.propose(tx, call.spec.name, owners[0], inp)
-        cursor = tx.conn.execute(
-            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (src.id, dst.id, inp.kind.value, inp.reason, tx.at, tx.event_id),
-        )
+        edge_id = tx.add_edge(src.id, dst.id, inp.kind.value, inp.reason)
         tx.touch(src.id)
         tx.touch(dst.id)
-        edge_id = int(cursor.lastrowid or 0)
         payload: dict[str, Any] = {"edge_id": edge_id, "src": src.id, "dst": dst.id}
         payload["kind"] = inp.kind.value
         if inp.reason:

@@ -208,11 +208,7 @@ def _replaced_by(tx: Tx, source: Judgment, approved_in: int) -> list[tuple[Judgm
 
 def _edge(tx: Tx, src_id: int, dst_id: int) -> None:
     """A ``supersedes`` edge written by ``src_id``'s own save (so approving it replaces)."""
-    tx.conn.execute(
-        "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-        "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-        (src_id, dst_id, tx.at, tx.event_id),
-    )
+    tx.add_edge(src_id, dst_id, "supersedes")
 
 
 def _words(source: Judgment) -> dict[str, Any]:

@@ -152,11 +152,7 @@ def _apply_save(
     )
     tx.record_added(judgment_id, status.value, involvement.value)
     for pred in predecessors:
-        tx.conn.execute(
-            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-            "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-            (judgment_id, pred.id, tx.at, tx.event_id),
-        )
+        tx.add_edge(judgment_id, pred.id, "supersedes")
         tx.touch(pred.id)
         if status.value == "active":
             supersede(tx, pred, judgment_id, start)
@@ -172,11 +168,7 @@ def _apply_save(
         payload["restates"] = restated.judgment_id
         receipt["duplicate_of"] = restated.judgment_id
         if inp.even_if_duplicate:  # the owner's word: two things, never grouped as one
-            tx.conn.execute(
-                "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-                "VALUES (?, ?, 'relates_to', NULL, ?, ?)",
-                (judgment_id, restated.judgment_id, tx.at, tx.event_id),
-            )
+            tx.add_edge(judgment_id, restated.judgment_id, "relates_to")
             tx.touch(restated.judgment_id)
             receipt["code"] = "saved_anyway"
         else:
