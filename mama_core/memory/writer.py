@@ -181,6 +181,11 @@ class Tx:
         self.transitions.append(transition)
         self.touched.add(judgment_id)
 
+    def set_outcome(self, judgment_id: int, outcome: str) -> None:
+        """Record how a judgment turned out (it stays what it was)."""
+        self.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (outcome, judgment_id))
+        self.touched.add(judgment_id)
+
     def touch(self, judgment_id: int) -> None:
         self.touched.add(judgment_id)
 

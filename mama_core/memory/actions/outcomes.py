@@ -36,8 +36,7 @@ def update_outcome_command(call: Call[UpdateOutcomeInput], env: Env) -> Command:
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
         if ownership.decide(tx.session, call.spec.name, [target]) is ownership.Decision.PROPOSE:
             return proposed_changes.propose(tx, call.spec.name, target, inp)
-        tx.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (inp.outcome, target.id))
-        tx.touch(target.id)
+        tx.set_outcome(target.id, inp.outcome)
         payload: dict[str, Any] = {"outcome_hash": tx.keyed_hash(inp.outcome)}
         if inp.reason:
             payload["reason_hmac"] = tx.record_text("reason", inp.reason)
