@@ -51,11 +51,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     # mailbox.complete journals the reply and cards in the claim's own transaction, and
     # journal imports mailbox (so mailbox cannot call journal).
     ("deliveries", "app/durable/mailbox.py"): "Mailbox.complete's reply and cards",
-    # runtime_state is app/durable/state.py's; three others still write it themselves
-    # (and the core's purge_pending knows this app table: issue 28 item 1, read functions).
-    ("runtime_state", "mama_core/memory/purge_pending.py"): "a purge's progress",
-    ("runtime_state", "app/durable/forgetting.py"): "the forget flow's state",
-    ("runtime_state", "app/telegram/pairing.py"): "the pairing's state",
 }
 """(table, module) pairs allowed beside the table's one door, each with why."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from app.durable.transaction import RuntimeDb
 from mama_core.store.connection import Connection
+from mama_core.store.runtime_state import put_value
 
 WATCH_PREFIX = "purge_watch:"
 
@@ -45,8 +46,4 @@ def watch_from(db: RuntimeDb, backend: str, head: int) -> None:
 
 
 def _set_watch(conn: Connection, key: str, head: int) -> None:
-    conn.execute(
-        "INSERT INTO runtime_state (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (key, str(head)),
-    )
+    put_value(conn, key, str(head))
