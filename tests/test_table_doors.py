@@ -48,9 +48,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("embeddings", "mama_core/memory/actions/commitment_changes.py"): "a successor's vectors",
     ("embeddings", "mama_core/memory/actions/restore.py"): "a restored copy's vectors",
     ("embeddings", "mama_core/memory/actions/saving.py"): "a new judgment's vector",
-    # mailbox.complete journals the reply and cards in the claim's own transaction, and
-    # journal imports mailbox (so mailbox cannot call journal).
-    ("deliveries", "app/durable/mailbox.py"): "Mailbox.complete's reply and cards",
 }
 """(table, module) pairs allowed beside the table's one door, each with why."""
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import EVIDENCE_KEY, Delivered, delivered_as
+from app.durable.journal import journal_card, journal_reply
 from app.durable.transaction import RuntimeDb
 from mama_core.memory.observations import IfHeld, NewObservation
 from mama_core.memory.observations import record_observation as core_record_observation
@@ -202,21 +203,11 @@ class Mailbox:
                 observation_id = record_observation(
                     conn, "mama:reply", str(claimed.id), "mama", reply, now
                 )
-                cur = conn.execute(
-                    "INSERT INTO deliveries (kind, input_id, observation_id, dedup_key, state, "
-                    "available_at, created_at) VALUES ('reply', ?, ?, ?, 'queued', ?, ?)",
-                    (claimed.id, observation_id, f"reply:{claimed.id}", now, now),
-                )
-                ids.append(int(cur.lastrowid or 0))
+                ids.append(journal_reply(conn, claimed.id, observation_id, now))
             for judgment_id in cards:
-                cur = conn.execute(
-                    "INSERT INTO deliveries (kind, input_id, judgment_id, dedup_key, state, "
-                    "available_at, created_at) VALUES ('proposal', ?, ?, ?, 'queued', ?, ?) "
-                    "ON CONFLICT (dedup_key) DO NOTHING",
-                    (claimed.id, judgment_id, f"card:{claimed.id}:{judgment_id}", now, now),
-                )
-                if cur.rowcount:
-                    ids.append(int(cur.lastrowid or 0))
+                card = journal_card(conn, claimed.id, judgment_id, now)
+                if card is not None:
+                    ids.append(card)
             return ids
 
     def fail(self, claimed: ClaimedInput, error: str) -> Failure:
