@@ -44,7 +44,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ),
     # --- remaining, to be given one door -----------------------------------------------
     # The vectors are sealed as they are written; the seals are being reworked on another
-    # branch, so their inserts move after it merges.
+    # branch, so these inserts move after it merges (to the door left: recall/reembed.py,
+    # the vector catch-up, or a writer method beside append_judgment).
     ("embeddings", "mama_core/memory/actions/commitment_changes.py"): "a successor's vectors",
     ("embeddings", "mama_core/memory/actions/restore.py"): "a restored copy's vectors",
     ("embeddings", "mama_core/memory/actions/saving.py"): "a new judgment's vector",
