@@ -83,6 +83,37 @@ def journal_card(conn: Connection, input_id: int, judgment_id: int, now: str) ->
     return int(cur.lastrowid or 0) if cur.rowcount else None
 
 
+def sent_observation(conn: Connection, external_ref: str) -> tuple[int, bool] | None:
+    """The observation (reply or notice text) of the first delivery sent as message
+    ``external_ref``, and whether it was purged; None if there is none."""
+    row = conn.execute(
+        "SELECT o.id, o.purged_at FROM deliveries d JOIN observations o "
+        "ON o.id = d.observation_id WHERE d.external_ref = ? ORDER BY d.id LIMIT 1",
+        (external_ref,),
+    ).fetchone()
+    return None if row is None else (int(row[0]), row[1] is not None)
+
+
+def sent_card_judgment(conn: Connection, external_ref: str) -> int | None:
+    """The judgment on the first card sent as message ``external_ref``, if any."""
+    row = conn.execute(
+        "SELECT judgment_id FROM deliveries WHERE external_ref = ? "
+        "AND judgment_id IS NOT NULL ORDER BY id LIMIT 1",
+        (external_ref,),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def sent_cards(conn: Connection, judgment_id: int) -> list[tuple[str, str]]:
+    """The review cards sent that showed ``judgment_id``: (message reference, sent at)."""
+    rows = conn.execute(
+        "SELECT external_ref, sent_at FROM deliveries WHERE kind = 'proposal' "
+        "AND judgment_id = ? AND external_ref IS NOT NULL AND sent_at IS NOT NULL",
+        (judgment_id,),
+    ).fetchall()
+    return [(str(ref), str(sent_at)) for ref, sent_at in rows]
+
+
 class DeliveryJournal:
     """The queue of messages for the owner, and what became of each."""
 

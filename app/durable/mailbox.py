@@ -310,6 +310,17 @@ def _drop_purged(conn: Connection, now: str) -> None:
     )
 
 
+def input_observation(conn: Connection, source_ref: str) -> tuple[int, bool] | None:
+    """The observation of the input posted as ``source_ref`` and whether it was purged;
+    None if no input has that reference."""
+    row = conn.execute(
+        "SELECT o.id, o.purged_at FROM mailbox m JOIN observations o "
+        "ON o.id = m.observation_id WHERE m.source_ref = ?",
+        (source_ref,),
+    ).fetchone()
+    return None if row is None else (int(row[0]), row[1] is not None)
+
+
 def insert_pending(
     conn: Connection,
     kind: InputKind,
