@@ -310,6 +310,22 @@ def _drop_purged(conn: Connection, now: str) -> None:
     )
 
 
+def input_state(conn: Connection, input_id: int) -> tuple[int, str, str] | None:
+    """Input ``input_id``'s (id, source reference, state), or None if there is none."""
+    row = conn.execute(
+        "SELECT id, source_ref, state FROM mailbox WHERE id = ?", (input_id,)
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]), str(row[2]))
+
+
+def input_state_by_ref(conn: Connection, source_ref: str) -> tuple[int, str, str] | None:
+    """The (id, source reference, state) of the input posted as ``source_ref``, or None."""
+    row = conn.execute(
+        "SELECT id, source_ref, state FROM mailbox WHERE source_ref = ?", (source_ref,)
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]), str(row[2]))
+
+
 def input_observation(conn: Connection, source_ref: str) -> tuple[int, bool] | None:
     """The observation of the input posted as ``source_ref`` and whether it was purged;
     None if no input has that reference."""
