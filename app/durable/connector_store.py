@@ -26,9 +26,9 @@ from typing import Any
 from app.connectors.base import DELETES, REVISES, Batch, Item, PartProblem, Problem
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import SCOPES_KEY
-from app.durable.mailbox import PRIORITY, InputKind
+from app.durable.mailbox import InputKind, insert_pending
 from app.durable.transaction import RuntimeDb
-from mama_core.memory.observation_erasure import held_external_ids
+from mama_core.memory.observations import IfHeld, NewObservation, record_observations
 from mama_core.store.connection import Connection
 
 DELTA_SOURCE_PREFIX = "connector"
@@ -272,26 +272,20 @@ class ConnectorStore:
 def _store_items(conn: Connection, items: Sequence[Item]) -> list[tuple[int, Item]]:
     """The new observations (id, item) of ``items``, in order. An item stored before (and
     purged since: a purged mail that arrives again stays purged) is left out, as is an
-    item's second copy in the same batch. The store is asked which ids it holds once per
-    source and 500 ids, not once per item."""
-    held = {
-        source: held_external_ids(
-            conn, source, [i.external_id for i in items if i.source == source]
-        )
-        for source in {item.source for item in items}
-    }
-    stored: list[tuple[int, Item]] = []
-    for item in items:
-        if item.external_id in held[item.source]:
-            continue
-        cur = conn.execute(
-            "INSERT INTO observations (source, external_id, author, text, received_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, external_id) DO NOTHING",
-            (item.source, item.external_id, item.author, item.text, stamp(item.at)),
-        )
-        held[item.source].add(item.external_id)
-        if cur.rowcount:
-            stored.append((int(cur.lastrowid or 0), item))
+    item's second copy in the same batch (``IfHeld.SKIP``)."""
+    ids = record_observations(
+        conn,
+        [
+            NewObservation(item.source, item.external_id, item.author, item.text, stamp(item.at))
+            for item in items
+        ],
+        if_held=IfHeld.SKIP,
+    )
+    stored = [
+        (observation_id, item)
+        for observation_id, item in zip(ids, items, strict=True)
+        if observation_id is not None
+    ]
     conn.executemany(
         "INSERT INTO observation_facets (observation_id, channel, scope, metadata) "
         "VALUES (?, ?, ?, ?)",
@@ -329,20 +323,9 @@ def _post_delta(
         CHANNELS_KEY: channels,
         AUTHORS_KEY: authors,
     }
-    cur = conn.execute(
-        "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
-        "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-        (
-            InputKind.SOURCE_DELTA.value,
-            source_ref,
-            new_ids[0],
-            PRIORITY[InputKind.SOURCE_DELTA],
-            json.dumps(meta, sort_keys=True),
-            now,
-            now,
-        ),
+    return insert_pending(
+        conn, InputKind.SOURCE_DELTA, source_ref, new_ids[0], meta, due=now, now=now
     )
-    return int(cur.lastrowid or 0)
 
 
 def _ensure_health(conn: Connection, name: str, kind: str, now: str) -> None:

@@ -13,7 +13,9 @@ watching from the current head.
 from __future__ import annotations
 
 from app.durable.transaction import RuntimeDb
+from mama_core.memory.events import chain_head, purged_since
 from mama_core.store.connection import Connection
+from mama_core.store.runtime_state import put_value, value_of
 
 WATCH_PREFIX = "purge_watch:"
 
@@ -23,15 +25,9 @@ def purge_since_watch(db: RuntimeDb, backend: str) -> int | None:
     for ``watch_from`` after the session is forgotten); else None, the watch moved on."""
     key = WATCH_PREFIX + backend
     with db.write() as conn:
-        head = int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
-        row = conn.execute("SELECT value FROM runtime_state WHERE key = ?", (key,)).fetchone()
-        purged = row is not None and (
-            conn.execute(
-                "SELECT 1 FROM events WHERE id > ? AND action = 'memory.purge' LIMIT 1",
-                (int(row[0]),),
-            ).fetchone()
-            is not None
-        )
+        head = chain_head(conn).id
+        watch = value_of(conn, key)
+        purged = watch is not None and purged_since(conn, int(watch))
         if purged:
             return head
         _set_watch(conn, key, head)
@@ -45,8 +41,4 @@ def watch_from(db: RuntimeDb, backend: str, head: int) -> None:
 
 
 def _set_watch(conn: Connection, key: str, head: int) -> None:
-    conn.execute(
-        "INSERT INTO runtime_state (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (key, str(head)),
-    )
+    put_value(conn, key, str(head))

@@ -22,8 +22,9 @@ from enum import StrEnum
 from typing import Any
 
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
-from app.durable.mailbox import record_observation
 from app.durable.transaction import RuntimeDb
+from mama_core.memory.observations import IfHeld, NewObservation, record_observation
+from mama_core.store.connection import Connection
 
 
 class DeliveryKind(StrEnum):
@@ -56,6 +57,61 @@ class Delivery:
     key: str = ""
     """Its de-duplication key: ``change:<id>`` for the card of a proposed change (with
     no judgment, a change proposed to the owner's settings)."""
+
+
+def journal_reply(conn: Connection, input_id: int, observation_id: int, now: str) -> int:
+    """Queue the reply to input ``input_id`` (its text is observation ``observation_id``)
+    on ``conn``'s open transaction: ``Mailbox.complete`` journals it as it finishes the
+    input. The delivery's id."""
+    cur = conn.execute(
+        "INSERT INTO deliveries (kind, input_id, observation_id, dedup_key, state, "
+        "available_at, created_at) VALUES ('reply', ?, ?, ?, 'queued', ?, ?)",
+        (input_id, observation_id, f"reply:{input_id}", now, now),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def journal_card(conn: Connection, input_id: int, judgment_id: int, now: str) -> int | None:
+    """Queue the review card of ``judgment_id`` proposed in the turn of input ``input_id``,
+    on ``conn``'s open transaction (with the reply); None if it was queued before."""
+    cur = conn.execute(
+        "INSERT INTO deliveries (kind, input_id, judgment_id, dedup_key, state, "
+        "available_at, created_at) VALUES ('proposal', ?, ?, ?, 'queued', ?, ?) "
+        "ON CONFLICT (dedup_key) DO NOTHING",
+        (input_id, judgment_id, f"card:{input_id}:{judgment_id}", now, now),
+    )
+    return int(cur.lastrowid or 0) if cur.rowcount else None
+
+
+def sent_observation(conn: Connection, external_ref: str) -> tuple[int, bool] | None:
+    """The observation (reply or notice text) of the first delivery sent as message
+    ``external_ref``, and whether it was purged; None if there is none."""
+    row = conn.execute(
+        "SELECT o.id, o.purged_at FROM deliveries d JOIN observations o "
+        "ON o.id = d.observation_id WHERE d.external_ref = ? ORDER BY d.id LIMIT 1",
+        (external_ref,),
+    ).fetchone()
+    return None if row is None else (int(row[0]), row[1] is not None)
+
+
+def sent_card_judgment(conn: Connection, external_ref: str) -> int | None:
+    """The judgment on the first card sent as message ``external_ref``, if any."""
+    row = conn.execute(
+        "SELECT judgment_id FROM deliveries WHERE external_ref = ? "
+        "AND judgment_id IS NOT NULL ORDER BY id LIMIT 1",
+        (external_ref,),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def sent_cards(conn: Connection, judgment_id: int) -> list[tuple[str, str]]:
+    """The review cards sent that showed ``judgment_id``: (message reference, sent at)."""
+    rows = conn.execute(
+        "SELECT external_ref, sent_at FROM deliveries WHERE kind = 'proposal' "
+        "AND judgment_id = ? AND external_ref IS NOT NULL AND sent_at IS NOT NULL",
+        (judgment_id,),
+    ).fetchall()
+    return [(str(ref), str(sent_at)) for ref, sent_at in rows]
 
 
 class DeliveryJournal:
@@ -93,7 +149,9 @@ class DeliveryJournal:
             ).fetchone()
             if exists:
                 return None
-            observation_id = record_observation(conn, "mama:notice", key, "mama", text, now)
+            observation_id = record_observation(
+                conn, NewObservation("mama:notice", key, "mama", text, now), if_held=IfHeld.REUSE
+            )
             cur = conn.execute(
                 "INSERT INTO deliveries (kind, observation_id, dedup_key, state, available_at, "
                 "created_at) VALUES ('notice', ?, ?, 'queued', ?, ?)",

@@ -26,8 +26,10 @@ from typing import Any
 
 from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.evidence import EVIDENCE_KEY, Delivered, delivered_as
+from app.durable.journal import journal_card, journal_reply
 from app.durable.transaction import RuntimeDb
-from mama_core.memory.observation_erasure import find_observation
+from mama_core.memory.observations import IfHeld, NewObservation
+from mama_core.memory.observations import record_observation as core_record_observation
 from mama_core.store.connection import Connection
 
 RETRY_DELAYS: tuple[timedelta, ...] = (
@@ -152,20 +154,10 @@ class Mailbox:
                 conn, new.source, new.external_id, new.author, new.text, now
             )
             due = stamp(available_at) if available_at is not None else now
-            cur = conn.execute(
-                "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
-                "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-                (
-                    new.kind.value,
-                    new.source_ref,
-                    observation_id,
-                    PRIORITY[new.kind],
-                    json.dumps(new.meta, sort_keys=True),
-                    due,
-                    now,
-                ),
+            input_id = insert_pending(
+                conn, new.kind, new.source_ref, observation_id, new.meta, due=due, now=now
             )
-            return Posted(int(cur.lastrowid or 0), observation_id, duplicate=False)
+            return Posted(input_id, observation_id, duplicate=False)
 
     # --- the claim life cycle -------------------------------------------
 
@@ -211,21 +203,11 @@ class Mailbox:
                 observation_id = record_observation(
                     conn, "mama:reply", str(claimed.id), "mama", reply, now
                 )
-                cur = conn.execute(
-                    "INSERT INTO deliveries (kind, input_id, observation_id, dedup_key, state, "
-                    "available_at, created_at) VALUES ('reply', ?, ?, ?, 'queued', ?, ?)",
-                    (claimed.id, observation_id, f"reply:{claimed.id}", now, now),
-                )
-                ids.append(int(cur.lastrowid or 0))
+                ids.append(journal_reply(conn, claimed.id, observation_id, now))
             for judgment_id in cards:
-                cur = conn.execute(
-                    "INSERT INTO deliveries (kind, input_id, judgment_id, dedup_key, state, "
-                    "available_at, created_at) VALUES ('proposal', ?, ?, ?, 'queued', ?, ?) "
-                    "ON CONFLICT (dedup_key) DO NOTHING",
-                    (claimed.id, judgment_id, f"card:{claimed.id}:{judgment_id}", now, now),
-                )
-                if cur.rowcount:
-                    ids.append(int(cur.lastrowid or 0))
+                card = journal_card(conn, claimed.id, judgment_id, now)
+                if card is not None:
+                    ids.append(card)
             return ids
 
     def fail(self, claimed: ClaimedInput, error: str) -> Failure:
@@ -328,6 +310,62 @@ def _drop_purged(conn: Connection, now: str) -> None:
     )
 
 
+def input_state(conn: Connection, input_id: int) -> tuple[int, str, str] | None:
+    """Input ``input_id``'s (id, source reference, state), or None if there is none."""
+    row = conn.execute(
+        "SELECT id, source_ref, state FROM mailbox WHERE id = ?", (input_id,)
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]), str(row[2]))
+
+
+def input_state_by_ref(conn: Connection, source_ref: str) -> tuple[int, str, str] | None:
+    """The (id, source reference, state) of the input posted as ``source_ref``, or None."""
+    row = conn.execute(
+        "SELECT id, source_ref, state FROM mailbox WHERE source_ref = ?", (source_ref,)
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]), str(row[2]))
+
+
+def input_observation(conn: Connection, source_ref: str) -> tuple[int, bool] | None:
+    """The observation of the input posted as ``source_ref`` and whether it was purged;
+    None if no input has that reference."""
+    row = conn.execute(
+        "SELECT o.id, o.purged_at FROM mailbox m JOIN observations o "
+        "ON o.id = m.observation_id WHERE m.source_ref = ?",
+        (source_ref,),
+    ).fetchone()
+    return None if row is None else (int(row[0]), row[1] is not None)
+
+
+def insert_pending(
+    conn: Connection,
+    kind: InputKind,
+    source_ref: str,
+    observation_id: int,
+    meta: dict[str, Any],
+    *,
+    due: str,
+    now: str,
+) -> int:
+    """Add a pending input on ``conn``'s open transaction (the one ``INSERT INTO mailbox``);
+    its id. ``Mailbox.post`` checks the source reference first; a connector batch posts
+    its source delta in the batch's own transaction (``connector_store``)."""
+    cur = conn.execute(
+        "INSERT INTO mailbox (kind, source_ref, observation_id, priority, meta, state, "
+        "available_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+        (
+            kind.value,
+            source_ref,
+            observation_id,
+            PRIORITY[kind],
+            json.dumps(meta, sort_keys=True),
+            due,
+            now,
+        ),
+    )
+    return int(cur.lastrowid or 0)
+
+
 def record_observation(
     conn: Connection, source: str, external_id: str, author: str, text: str, at: str
 ) -> int:
@@ -335,17 +373,9 @@ def record_observation(
 
     An existing observation is never changed: the first text received is the record.
     """
-    existing = find_observation(conn, source, external_id)  # a purged one too
-    if existing is not None:
-        return existing
-    conn.execute(
-        "INSERT INTO observations (source, external_id, author, text, received_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, external_id) DO NOTHING",
-        (source, external_id, author, text, at),
+    return core_record_observation(
+        conn, NewObservation(source, external_id, author, text, at), if_held=IfHeld.REUSE
     )
-    found = find_observation(conn, source, external_id)
-    assert found is not None, "inserted or already there"
-    return found
 
 
 def _load_claimed(conn: Connection, input_id: int) -> ClaimedInput:

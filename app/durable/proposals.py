@@ -22,9 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.durable.journal import DeliveryJournal
+from app.durable.mailbox import input_state, input_state_by_ref
 from app.durable.state import get_state, set_state
 from app.durable.transaction import RuntimeDb
-from mama_core.memory.proposed_changes import ChangeProposal, pending_by_id
+from mama_core.memory.proposal_reads import (
+    newest_id,
+    proposed_in_turn_of,
+    proposed_up_to,
+    recorded_after,
+)
+from mama_core.memory.proposed_changes import ChangeProposal, changes_after, pending_by_id
 from mama_core.store.connection import Connection
 
 CURSOR_KEY = "proposal_cursor"
@@ -54,22 +61,19 @@ class ProposalFeed:
         cursor = int(stored)
         cards: list[tuple[int, int | None]] = []  # (judgment id, group's input id)
         with self.db.read() as conn:
-            rows = conn.execute(
-                "SELECT id, status, provenance FROM judgments WHERE id > ? ORDER BY id",
-                (cursor,),
-            ).fetchall()
+            rows = recorded_after(conn, cursor)
             for judgment_id, status, provenance in rows:
-                if str(status) != "proposed":
-                    cursor = int(judgment_id)
+                if status != "proposed":
+                    cursor = judgment_id
                     continue
-                group = _turn_group(conn, str(provenance))
+                group = _turn_group(conn, provenance)
                 if group is not None and not group.finished:
                     break  # its turn still runs: card the turn's proposals together after
                 if group is not None and len(group.ids) > 1:
                     cards.append((group.ids[0], group.input_id))
                 else:
-                    cards.append((int(judgment_id), None))
-                cursor = int(judgment_id)
+                    cards.append((judgment_id, None))
+                cursor = judgment_id
         queued: list[int] = []
         for judgment_id, input_id in cards:
             key = None if input_id is None else f"group:{input_id}"
@@ -81,14 +85,8 @@ class ProposalFeed:
 
     def _first_scan(self) -> list[int]:
         with self.db.read() as conn:
-            last = int(conn.execute("SELECT coalesce(max(id), 0) FROM judgments").fetchone()[0])
-            waiting = [
-                int(row[0])
-                for row in conn.execute(
-                    "SELECT id FROM judgments WHERE status = 'proposed' AND id <= ? ORDER BY id",
-                    (last,),
-                )
-            ]
+            last = newest_id(conn)
+            waiting = proposed_up_to(conn, last)
         queued: list[int] = []
         if len(waiting) <= FIRST_SCAN_CARDS:
             queued = [j for j in waiting if self.journal.enqueue_proposal(j)]
@@ -107,12 +105,9 @@ class ProposalFeed:
         applies it as the owner. Returns the records' ids (a settings card has none)."""
         stored = get_state(self.db, CHANGE_CURSOR_KEY)
         with self.db.read() as conn:
-            rows = conn.execute(
-                "SELECT id, judgment_id, state FROM change_proposals WHERE id > ? ORDER BY id",
-                (int(stored or 0),),
-            ).fetchall()
+            rows = changes_after(conn, int(stored or 0))
         waiting = [
-            (int(r[0]), None if r[1] is None else int(r[1])) for r in rows if str(r[2]) == "pending"
+            (change_id, judgment_id) for change_id, judgment_id, state in rows if state == "pending"
         ]
         if stored is None and len(waiting) > FIRST_SCAN_CARDS:
             waiting = []  # a backlog waits in the review window, as for proposals
@@ -123,7 +118,7 @@ class ProposalFeed:
             and judgment_id is not None
         ]
         if rows or stored is None:
-            set_state(self.db, CHANGE_CURSOR_KEY, str(int(rows[-1][0]) if rows else 0))
+            set_state(self.db, CHANGE_CURSOR_KEY, str(rows[-1][0] if rows else 0))
         return queued
 
 
@@ -143,9 +138,7 @@ class ProposalGroup:
 def proposal_group(db: RuntimeDb, input_id: int) -> ProposalGroup | None:
     """The proposals the turn of source-delta input ``input_id`` made (None: no input)."""
     with db.read() as conn:
-        row = conn.execute(
-            "SELECT id, source_ref, state FROM mailbox WHERE id = ?", (input_id,)
-        ).fetchone()
+        row = input_state(conn, input_id)
         return None if row is None else _group(conn, row)
 
 
@@ -160,28 +153,20 @@ def _turn_group(conn: Connection, provenance_json: str) -> ProposalGroup | None:
     refs: Any = provenance.get("source_refs")  # pyright: ignore[reportUnknownMemberType]
     if not isinstance(refs, list) or len(refs) < 2:  # pyright: ignore[reportUnknownArgumentType]
         return None
-    row = conn.execute(
-        "SELECT id, source_ref, state FROM mailbox WHERE source_ref = ?", (str(refs[1]),)
-    ).fetchone()
+    row = input_state_by_ref(conn, str(refs[1]))
     return None if row is None else _group(conn, row)
 
 
-def _group(conn: Connection, row: tuple[Any, ...]) -> ProposalGroup:
-    input_id, source_ref, state = int(row[0]), str(row[1]), str(row[2])
-    members = conn.execute(
-        "SELECT j.id, json_extract(j.provenance, '$.origin') FROM judgments j "
-        "WHERE j.status = 'proposed' AND json_extract(j.provenance, '$.turn') = 'source_delta' "
-        "AND EXISTS (SELECT 1 FROM json_each(j.provenance, '$.source_refs') r "
-        "WHERE r.value = ?) ORDER BY j.id",
-        (source_ref,),
-    ).fetchall()
+def _group(conn: Connection, row: tuple[int, str, str]) -> ProposalGroup:
+    input_id, source_ref, state = row
+    members = proposed_in_turn_of(conn, source_ref)
     origin = next((str(o) for _, o in members if o), "") or source_ref
     return ProposalGroup(
         input_id,
         source_ref,
         state in ("done", "dead"),
         origin,
-        tuple(int(j) for j, _ in members),
+        tuple(j for j, _ in members),
     )
 
 

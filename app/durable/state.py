@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 from app.durable.transaction import RuntimeDb
+from mama_core.store.runtime_state import drop_values, put_value, value_of
 
 
 def get_state(db: RuntimeDb, key: str) -> str | None:
     """The value stored under ``key``, or None."""
     with db.read() as conn:
-        row = conn.execute("SELECT value FROM runtime_state WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
+        return value_of(conn, key)
 
 
 def set_state(db: RuntimeDb, key: str, value: str) -> None:
     """Store ``value`` under ``key`` (replacing any)."""
     with db.write() as conn:
-        conn.execute(
-            "INSERT INTO runtime_state (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        put_value(conn, key, value)
 
 
 def delete_state(db: RuntimeDb, key: str) -> None:
     with db.write() as conn:
-        conn.execute("DELETE FROM runtime_state WHERE key = ?", (key,))
+        drop_values(conn, [key])
 
 
 PAUSED_KEY = "agent_paused"

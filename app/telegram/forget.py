@@ -24,6 +24,8 @@ from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from telegram.error import TelegramError
 
 from app.durable.clock import unstamp
+from app.durable.journal import sent_card_judgment, sent_cards, sent_observation
+from app.durable.mailbox import input_observation
 from app.durable.transaction import RuntimeDb
 from app.runtime.owner_runtime import OwnerRuntime, owner_facts
 from mama_core.errors import MamaError
@@ -57,40 +59,23 @@ def stored_for_message(db: RuntimeDb, chat_id: int, message_id: int) -> Stored |
     """
     ref = f"telegram:{chat_id}:{message_id}"
     with db.read() as conn:
-        row = conn.execute(
-            "SELECT o.id, o.purged_at FROM mailbox m JOIN observations o "
-            "ON o.id = m.observation_id WHERE m.source_ref = ?",
-            (ref,),
-        ).fetchone()
-        if row is None:
-            row = conn.execute(
-                "SELECT o.id, o.purged_at FROM deliveries d JOIN observations o "
-                "ON o.id = d.observation_id WHERE d.external_ref = ? ORDER BY d.id LIMIT 1",
-                (ref,),
-            ).fetchone()
-        if row is not None:
-            return Stored(observation_id=int(row[0]), purged=row[1] is not None)
-        row = conn.execute(
-            "SELECT judgment_id FROM deliveries WHERE external_ref = ? "
-            "AND judgment_id IS NOT NULL ORDER BY id LIMIT 1",
-            (ref,),
-        ).fetchone()
-    return Stored(judgment_id=int(row[0])) if row is not None else None
+        kept = input_observation(conn, ref) or sent_observation(conn, ref)
+        if kept is not None:
+            observation_id, purged = kept
+            return Stored(observation_id=observation_id, purged=purged)
+        judgment_id = sent_card_judgment(conn, ref)
+    return Stored(judgment_id=judgment_id) if judgment_id is not None else None
 
 
 def card_messages(db: RuntimeDb, chat_id: int, judgment_id: int) -> list[tuple[int, datetime]]:
     """The review cards that showed ``judgment_id`` in ``chat_id``: (message id, sent at)."""
     with db.read() as conn:
-        rows = conn.execute(
-            "SELECT external_ref, sent_at FROM deliveries WHERE kind = 'proposal' "
-            "AND judgment_id = ? AND external_ref IS NOT NULL AND sent_at IS NOT NULL",
-            (judgment_id,),
-        ).fetchall()
+        rows = sent_cards(conn, judgment_id)
     found: list[tuple[int, datetime]] = []
     for ref, sent_at in rows:
-        _, chat, message = str(ref).rsplit(":", 2)
+        _, chat, message = ref.rsplit(":", 2)
         if chat == str(chat_id) and message.isdigit():
-            found.append((int(message), unstamp(str(sent_at))))
+            found.append((int(message), unstamp(sent_at)))
     return found
 
 

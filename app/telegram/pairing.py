@@ -25,6 +25,7 @@ from app.durable.clock import Clock, SystemClock, stamp, unstamp
 from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
 from mama_core.store.connection import Connection
+from mama_core.store.runtime_state import drop_values, put_value
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 8
@@ -144,7 +145,7 @@ class Pairing:
                 return _count_wrong(conn, chat_id, now_dt)
             # The first pairing that succeeds ends every outstanding code.
             conn.execute("DELETE FROM pairing_codes")
-            conn.execute("DELETE FROM runtime_state WHERE key = ?", (_attempts_key(chat_id),))
+            drop_values(conn, [_attempts_key(chat_id)])
             write_owner(conn, chat_id, user_id, username, now)
         return PairResult(PairOutcome.PAIRED)
 
@@ -230,16 +231,13 @@ def _count_wrong(conn: Connection, chat_id: int, now: datetime) -> PairResult:
         "locked_until": stamp(locked_until) if locked_until is not None else None,
     }
     # Counters of chats that stopped trying long ago are dropped as others are written.
-    conn.execute(
-        "DELETE FROM runtime_state WHERE key LIKE ? AND json_extract(value, '$.first_failed_at') "
-        "< ? AND coalesce(json_extract(value, '$.locked_until'), '') < ?",
+    stale = conn.execute(
+        "SELECT key FROM runtime_state WHERE key LIKE ? AND json_extract(value, "
+        "'$.first_failed_at') < ? AND coalesce(json_extract(value, '$.locked_until'), '') < ?",
         (f"{ATTEMPTS_KEY_PREFIX}%", stamp(now - WRONG_CODE_WINDOW), stamp(now)),
-    )
-    conn.execute(
-        "INSERT INTO runtime_state (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (key, json.dumps(value, sort_keys=True)),
-    )
+    ).fetchall()
+    drop_values(conn, [str(row[0]) for row in stale])
+    put_value(conn, key, json.dumps(value, sort_keys=True))
     if locked_until is not None:
         return PairResult(PairOutcome.LOCKED, locked_until)
     return PairResult(PairOutcome.WRONG)

@@ -76,6 +76,15 @@ def chain_head(conn: Connection) -> ChainHead:
     return ChainHead(int(row[0]), str(row[1]), str(row[2]))
 
 
+def purged_since(conn: Connection, event_id: int) -> bool:
+    """Whether a ``memory.purge`` event was appended after event ``event_id`` (a
+    conversation that began before it may have seen the erased text)."""
+    row = conn.execute(
+        "SELECT 1 FROM events WHERE id > ? AND action = 'memory.purge' LIMIT 1", (event_id,)
+    ).fetchone()
+    return row is not None
+
+
 def insert_event(conn: Connection, event: Event) -> str:
     """Write ``event`` (its id fixed in advance); return its hash."""
     digest = event.compute_hash()

@@ -248,6 +248,16 @@ def pending_after(conn: Connection, after_id: int = 0) -> list[ChangeProposal]:
     return [ChangeProposal.from_row(r) for r in rows]
 
 
+def changes_after(conn: Connection, after_id: int) -> list[tuple[int, int | None, str]]:
+    """Every proposed change with an id above ``after_id``, whatever its state, oldest
+    first: (id, the judgment it changes or None for a setting, state)."""
+    rows = conn.execute(
+        "SELECT id, judgment_id, state FROM change_proposals WHERE id > ? ORDER BY id",
+        (after_id,),
+    ).fetchall()
+    return [(int(r[0]), None if r[1] is None else int(r[1]), str(r[2])) for r in rows]
+
+
 def approve(tx: Tx, change: ChangeProposal, env: Env) -> Applied:
     """Apply ``change`` as the caller of ``tx`` (the owner), in this transaction's event."""
     spec = REGISTRY[change.action]

@@ -29,6 +29,7 @@ from typing import Any
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
 from mama_core.store.copies import store_backups
+from mama_core.store.runtime_state import drop_values, put_value
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +50,7 @@ def mark_pending(conn: Connection, event_id: int, at: str) -> None:
     """Inside the purge's transaction: note that its WAL and backups are not clean yet."""
     old = pending_purge(conn)
     first_at = old.at if old is not None else at
-    conn.execute(
-        "INSERT INTO runtime_state (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (PENDING_KEY, json.dumps({"event_id": event_id, "at": first_at})),
-    )
+    put_value(conn, PENDING_KEY, json.dumps({"event_id": event_id, "at": first_at}))
 
 
 def pending_purge(conn: Connection) -> PendingPurge | None:
@@ -113,7 +110,7 @@ def settle(conn: Connection) -> dict[str, Any]:
     truncated = truncate_wal(conn)
     done = truncated and not failed
     if done and pending_purge(conn) is not None:
-        conn.execute("DELETE FROM runtime_state WHERE key = ?", (PENDING_KEY,))
+        drop_values(conn, [PENDING_KEY])
         truncate_wal(conn)  # the mark's own page; it holds no erased text
     if not truncated:
         log.warning("a reader holds the WAL after a purge; the truncation will be retried")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,7 @@ from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
 from mama_core.memory.grants import Grant
 from mama_core.memory.session import SessionFacts
-from mama_core.model import ChangeSet
+from mama_core.model import ChangeSet, content_fields
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, log_failure, translate_error
 from mama_core.store.secret import StoreSecret
@@ -93,6 +93,71 @@ class Tx:
         )
         return self.keyed_hash(text)
 
+    def append_judgment(
+        self,
+        *,
+        kind: str,
+        topic: str,
+        summary: str,
+        details: str,
+        applies_when: str | None,
+        steps: Sequence[str],
+        confidence: float | None,
+        status: str,
+        valid_from: str,
+        provenance: dict[str, Any],
+        involvement: str,
+    ) -> tuple[int, str]:
+        """Insert a new judgment recorded now by this command (the one ``INSERT INTO
+        judgments``); its id and content hash, keyed so a purge leaves no
+        brute-forceable hash. The caller binds its scopes and notes it (``record_added``)."""
+        content = content_fields(
+            kind=kind,
+            topic=topic,
+            summary=summary,
+            details=details,
+            applies_when=applies_when,
+            steps=list(steps),
+            confidence=confidence,
+            valid_from=valid_from,
+            recorded_at=self.at,
+            provenance=provenance,
+            command_id=self.command_id,
+        )
+        digest = self.keyed_hash(content)
+        cursor = self.conn.execute(
+            "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, "
+            "confidence, status, valid_from, recorded_at, provenance, involvement, command_id, "
+            "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                kind,
+                topic,
+                summary,
+                details,
+                applies_when,
+                json.dumps(list(steps)) if steps else None,
+                confidence,
+                status,
+                valid_from,
+                self.at,
+                json.dumps(provenance, sort_keys=True),
+                involvement,
+                self.command_id,
+                digest,
+            ),
+        )
+        return int(cursor.lastrowid or 0), digest
+
+    def add_edge(self, src_id: int, dst_id: int, kind: str, reason: str | None = None) -> int:
+        """Relate two judgments by this command's event (the one ``INSERT INTO edges``);
+        the edge's id."""
+        cursor = self.conn.execute(
+            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (src_id, dst_id, kind, reason, self.at, self.event_id),
+        )
+        return int(cursor.lastrowid or 0)
+
     def record_added(self, judgment_id: int, status: str, involvement: str) -> None:
         """Note a new judgment and its first status (for the event and the timeline)."""
         self.touched.add(judgment_id)
@@ -114,6 +179,11 @@ class Tx:
             if name in columns:
                 transition[name] = columns[name]
         self.transitions.append(transition)
+        self.touched.add(judgment_id)
+
+    def set_outcome(self, judgment_id: int, outcome: str) -> None:
+        """Record how a judgment turned out (it stays what it was)."""
+        self.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (outcome, judgment_id))
         self.touched.add(judgment_id)
 
     def touch(self, judgment_id: int) -> None:

@@ -11,7 +11,6 @@ agent's close or reschedule is a proposed change the owner decides (``taint``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +23,7 @@ from mama_core.memory.provenance import involvement_of, provenance_of
 from mama_core.memory.records import load_visible
 from mama_core.memory.scopes import require_writable
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import Judgment, Status, content_fields
+from mama_core.model import Judgment, Status
 from mama_core.scope_bindings import bind_scopes, scopes_of
 
 
@@ -100,11 +99,7 @@ def _succeed(
     require_writable(tx.grant, scopes, f"commitment {target.id}")
     successor, digest = _append_successor(tx, env, target, scopes)
     commitments.write_terms(tx, successor, terms)
-    tx.conn.execute(
-        "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-        "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-        (successor, target.id, tx.at, tx.event_id),
-    )
+    tx.add_edge(successor, target.id, "supersedes")
     supersede(tx, target, successor, tx.at)
     payload: dict[str, Any] = {
         "kind": target.kind,
@@ -125,7 +120,7 @@ def _append_successor(tx: Tx, env: Env, target: Judgment, scopes: list[str]) -> 
     session = tx.session
     provenance = provenance_of(session)
     involvement = involvement_of(session)
-    content = content_fields(
+    successor, digest = tx.append_judgment(
         kind=target.kind,
         topic=target.topic,
         summary=target.summary,
@@ -133,34 +128,11 @@ def _append_successor(tx: Tx, env: Env, target: Judgment, scopes: list[str]) -> 
         applies_when=target.applies_when,
         steps=target.steps,
         confidence=target.confidence,
+        status=Status.ACTIVE.value,
         valid_from=tx.at,
-        recorded_at=tx.at,
         provenance=provenance,
-        command_id=tx.command_id,
+        involvement=involvement.value,
     )
-    digest = tx.keyed_hash(content)
-    cursor = tx.conn.execute(
-        "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, confidence, "
-        "status, valid_from, recorded_at, provenance, involvement, command_id, content_hash) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            target.kind,
-            target.topic,
-            target.summary,
-            target.details,
-            target.applies_when,
-            json.dumps(target.steps) if target.steps else None,
-            target.confidence,
-            Status.ACTIVE.value,
-            tx.at,
-            tx.at,
-            json.dumps(provenance, sort_keys=True),
-            involvement.value,
-            tx.command_id,
-            digest,
-        ),
-    )
-    successor = int(cursor.lastrowid or 0)
     bind_scopes(tx.conn, successor, scopes)
     tx.conn.execute(
         "INSERT INTO embeddings (judgment_id, model_id, dim, vector) "

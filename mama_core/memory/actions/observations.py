@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from mama_core import clock
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.inputs import ObservationInput
-from mama_core.memory.observation_erasure import find_observation
+from mama_core.memory.observations import IfHeld, NewObservation, record_observation
 from mama_core.memory.writer import Applied, Command, Tx
 
 
@@ -22,19 +21,12 @@ def observation_command(call: Call[ObservationInput], env: Env) -> Command:
     inp = call.input
 
     def apply(tx: Tx) -> Applied:
-        existing = find_observation(tx.conn, inp.source, inp.external_id)
-        if existing is not None:
-            raise CommandConflictError(
-                f"Observation {inp.source}/{inp.external_id} is already recorded (id {existing}).",
-                details={"observation_id": existing},
-            )
         received = clock.iso(inp.received_at) if inp.received_at is not None else tx.at
-        cursor = tx.conn.execute(
-            "INSERT INTO observations (source, external_id, author, text, received_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (inp.source, inp.external_id, inp.author, inp.text, received),
+        observation_id = record_observation(
+            tx.conn,
+            NewObservation(inp.source, inp.external_id, inp.author, inp.text, received),
+            if_held=IfHeld.REFUSE,
         )
-        observation_id = int(cursor.lastrowid or 0)
         payload = {
             "observation_id": observation_id,
             "source": inp.source,

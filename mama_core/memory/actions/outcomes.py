@@ -36,8 +36,7 @@ def update_outcome_command(call: Call[UpdateOutcomeInput], env: Env) -> Command:
         require_writable(tx.grant, scopes_of(tx.conn, target.id), f"judgment {target.id}")
         if ownership.decide(tx.session, call.spec.name, [target]) is ownership.Decision.PROPOSE:
             return proposed_changes.propose(tx, call.spec.name, target, inp)
-        tx.conn.execute("UPDATE judgments SET outcome = ? WHERE id = ?", (inp.outcome, target.id))
-        tx.touch(target.id)
+        tx.set_outcome(target.id, inp.outcome)
         payload: dict[str, Any] = {"outcome_hash": tx.keyed_hash(inp.outcome)}
         if inp.reason:
             payload["reason_hmac"] = tx.record_text("reason", inp.reason)
@@ -64,14 +63,9 @@ def link_command(call: Call[LinkInput], env: Env) -> Command:
         if ownership.decide(tx.session, call.spec.name, [src, dst]) is ownership.Decision.PROPOSE:
             owners = ownership.protected([dst, src])
             return proposed_changes.propose(tx, call.spec.name, owners[0], inp)
-        cursor = tx.conn.execute(
-            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (src.id, dst.id, inp.kind.value, inp.reason, tx.at, tx.event_id),
-        )
+        edge_id = tx.add_edge(src.id, dst.id, inp.kind.value, inp.reason)
         tx.touch(src.id)
         tx.touch(dst.id)
-        edge_id = int(cursor.lastrowid or 0)
         payload: dict[str, Any] = {"edge_id": edge_id, "src": src.id, "dst": dst.id}
         payload["kind"] = inp.kind.value
         if inp.reason:

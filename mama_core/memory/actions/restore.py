@@ -41,7 +41,7 @@ from mama_core.memory.scopes import require_writable
 from mama_core.memory.secrets_scan import refuse_secrets
 from mama_core.memory.tombstones import lift_tombstone, refuse_if_tombstoned
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import Judgment, content_fields
+from mama_core.model import Judgment
 from mama_core.scope_bindings import bind_scopes, scopes_of
 from mama_core.store.connection import Connection
 
@@ -208,11 +208,7 @@ def _replaced_by(tx: Tx, source: Judgment, approved_in: int) -> list[tuple[Judgm
 
 def _edge(tx: Tx, src_id: int, dst_id: int) -> None:
     """A ``supersedes`` edge written by ``src_id``'s own save (so approving it replaces)."""
-    tx.conn.execute(
-        "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-        "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-        (src_id, dst_id, tx.at, tx.event_id),
-    )
+    tx.add_edge(src_id, dst_id, "supersedes")
 
 
 def _words(source: Judgment) -> dict[str, Any]:
@@ -257,42 +253,19 @@ def _append_copy(
 ) -> tuple[int, str]:
     """Insert the copy with its scopes, vectors and the edge to ``source``; its id and
     content hash."""
-    content = content_fields(
+    restored_id, digest = tx.append_judgment(
         kind=source.kind,
         topic=source.topic,
         summary=source.summary,
         details=source.details,
         applies_when=source.applies_when,
-        steps=list(source.steps),
+        steps=source.steps,
         confidence=source.confidence,
+        status=status,
         valid_from=valid_from,
-        recorded_at=tx.at,
         provenance=source.provenance,
-        command_id=tx.command_id,
+        involvement=involvement,
     )
-    digest = tx.keyed_hash(content)
-    cursor = tx.conn.execute(
-        "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, confidence, "
-        "status, valid_from, recorded_at, provenance, involvement, command_id, content_hash) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            source.kind,
-            source.topic,
-            source.summary,
-            source.details,
-            source.applies_when,
-            json.dumps(list(source.steps)) if source.steps else None,
-            source.confidence,
-            status,
-            valid_from,
-            tx.at,
-            json.dumps(source.provenance, sort_keys=True),
-            involvement,
-            tx.command_id,
-            digest,
-        ),
-    )
-    restored_id = int(cursor.lastrowid or 0)
     bind_scopes(tx.conn, restored_id, scopes)
     tx.conn.execute(
         "INSERT INTO embeddings (judgment_id, model_id, dim, vector) "

@@ -56,11 +56,7 @@ def retire_command(call: Call[RetireInput], env: Env) -> Command:
         }
         if successor is not None:
             edge = "supersedes" if inp.status is RetireStatus.SUPERSEDED else "contradicts"
-            tx.conn.execute(
-                "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (successor.id, target.id, edge, inp.reason, tx.at, tx.event_id),
-            )
+            tx.add_edge(successor.id, target.id, edge, inp.reason)
             tx.touch(successor.id)
             payload["by"] = successor.id
         if inp.status is RetireStatus.SUPERSEDED:

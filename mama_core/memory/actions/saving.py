@@ -18,8 +18,6 @@ edge to #N, the owner's word that the two are two things.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from mama_core import clock
@@ -35,7 +33,7 @@ from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.model import Kind, Status, content_fields, embedding_text
+from mama_core.model import Kind, Status, embedding_text
 from mama_core.scope_bindings import bind_scopes, scopes_of
 
 
@@ -128,42 +126,19 @@ def _apply_save(
         )
     start = valid_from or tx.at
     provenance = evidence.stamp(provenance_of(session), cited)
-    content = content_fields(
+    judgment_id, digest = tx.append_judgment(
         kind=inp.kind.value,
         topic=inp.topic,
         summary=inp.summary,
         details=inp.details,
         applies_when=inp.applies_when,
-        steps=list(inp.steps),
+        steps=inp.steps,
         confidence=inp.confidence,
+        status=status.value,
         valid_from=start,
-        recorded_at=tx.at,
         provenance=provenance,
-        command_id=tx.command_id,
+        involvement=involvement.value,
     )
-    digest = tx.keyed_hash(content)  # keyed: a purge leaves no brute-forceable hash
-    cursor = tx.conn.execute(
-        "INSERT INTO judgments (kind, topic, summary, details, applies_when, steps, confidence, "
-        "status, valid_from, recorded_at, provenance, involvement, command_id, content_hash) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            inp.kind.value,
-            inp.topic,
-            inp.summary,
-            inp.details,
-            inp.applies_when,
-            json.dumps(list(inp.steps)) if inp.steps else None,
-            inp.confidence,
-            status.value,
-            start,
-            tx.at,
-            json.dumps(provenance, sort_keys=True),
-            involvement.value,
-            content["command_id"],
-            digest,
-        ),
-    )
-    judgment_id = int(cursor.lastrowid or 0)
     bind_scopes(tx.conn, judgment_id, scopes)
     if terms is not None:
         commitments.write_terms(tx, judgment_id, terms)
@@ -177,11 +152,7 @@ def _apply_save(
     )
     tx.record_added(judgment_id, status.value, involvement.value)
     for pred in predecessors:
-        tx.conn.execute(
-            "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-            "VALUES (?, ?, 'supersedes', NULL, ?, ?)",
-            (judgment_id, pred.id, tx.at, tx.event_id),
-        )
+        tx.add_edge(judgment_id, pred.id, "supersedes")
         tx.touch(pred.id)
         if status.value == "active":
             supersede(tx, pred, judgment_id, start)
@@ -197,11 +168,7 @@ def _apply_save(
         payload["restates"] = restated.judgment_id
         receipt["duplicate_of"] = restated.judgment_id
         if inp.even_if_duplicate:  # the owner's word: two things, never grouped as one
-            tx.conn.execute(
-                "INSERT INTO edges (src_id, dst_id, kind, reason, created_at, event_id) "
-                "VALUES (?, ?, 'relates_to', NULL, ?, ?)",
-                (judgment_id, restated.judgment_id, tx.at, tx.event_id),
-            )
+            tx.add_edge(judgment_id, restated.judgment_id, "relates_to")
             tx.touch(restated.judgment_id)
             receipt["code"] = "saved_anyway"
         else:
