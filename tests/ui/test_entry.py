@@ -140,7 +140,7 @@ def test_qt_is_imported_only_through_the_shim() -> None:
     }
     assert direct == {"ui/qt.py": ["PySide6", "qasync"]}
     # The modules the CLI path loads import nothing that loads Qt at module level.
-    for name in ("entry.py", "data_location.py"):
+    for name in ("entry.py", "settings/data_location.py"):
         tree = ast.parse((REPO_ROOT / "ui" / name).read_text("utf-8"))
         top = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module]
         assert all(n.module not in ("ui.qt", "ui.application") for n in top), name
