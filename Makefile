@@ -47,8 +47,11 @@ lint:
 typecheck:
 	.venv/bin/pyright mama_core app
 
+# One worker per core (pytest-xdist): most tests wait on a subprocess (the CLI, Claude
+# Code, Xvfb, a fake server), so a second worker fills the wait. --dist loadscope keeps
+# each module on one worker: its module-scoped fixtures are built once.
 pytest:
-	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest --durations=25
+	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -n auto --dist loadscope --durations=25
 
 # The installable app: a PyInstaller one-folder bundle (dist/mama/) and its archive.
 bundle: setup
