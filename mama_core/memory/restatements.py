@@ -31,7 +31,7 @@ from mama_core.memory.tombstones import normalise
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
 from mama_core.recall.lexical_query import build_lexical_query
 from mama_core.recall.stopwords import STOPWORDS
-from mama_core.scope_bindings import same_scopes_predicate
+from mama_core.scope_bindings import first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
@@ -97,6 +97,19 @@ def same_meaning(
     applies" is no evidence) and no word telling them apart."""
     if normalise(first) == normalise(second):
         return True
+    return close_meaning(first, second, similarity, threshold, swap_same_meaning, summaries)
+
+
+def close_meaning(
+    first: str,
+    second: str,
+    similarity: float | None,
+    threshold: float,
+    swap_same_meaning: float = 0.0,
+    summaries: tuple[str, str] | None = None,
+) -> bool:
+    """``same_meaning`` past its first test (the same normalised text): the vectors and
+    the words. Split out so a caller comparing one text with many normalises it once."""
     if similarity is None or similarity < threshold:
         return False
     if numbers_in_order(first) != numbers_in_order(second):
@@ -151,29 +164,34 @@ def find_restatement(
     same_scopes, scope_params = same_scopes_predicate("j", scopes)
     live = f"j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) AND {same_scopes}"
     live_params: list[object] = [kind, json.dumps(list(statuses)), *scope_params]
+    neighbourhood, neighbourhood_params = first_scope_rows("j", scopes)
     crowded = (
         conn.execute(
-            f"SELECT 1 FROM judgments j WHERE {live} LIMIT 1 OFFSET ?", [*live_params, scan_all]
+            f"SELECT 1 FROM {neighbourhood} WHERE {live} LIMIT 1 OFFSET ?",
+            [*neighbourhood_params, *live_params, scan_all],
         ).fetchone()
         is not None
     )
-    narrowed = ""
+    source, source_params = neighbourhood, neighbourhood_params
     if crowded:
+        # The candidates drive the read: each is looked up by id and tested.
         candidates = _worded_candidates(conn, said(summary, applies_when))
-        narrowed = "AND j.id IN (SELECT value FROM json_each(?)) "
-        live_params.append(json.dumps(candidates))
+        source = "json_each(?) AS c CROSS JOIN judgments AS j ON j.id = c.value"
+        source_params = [json.dumps(candidates)]
     rows = conn.execute(
-        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector FROM judgments j "
-        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
-        f"WHERE {live} {narrowed}ORDER BY j.id",
-        [model_id, *live_params],
+        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector "
+        f"FROM {source} LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
+        f"WHERE {live} ORDER BY j.id",
+        [*source_params, model_id, *live_params],
     ).fetchall()
     text = said(summary, applies_when)
+    normal = normalise(text)  # once, not once per candidate: it was most of a save's time
     best: Restatement | None = None
     for jid, status, old_summary, old_when, blob in rows:
         similarity = _cosine(vector, blob)
-        if not same_meaning(
-            said(str(old_summary), old_when),
+        old_text = said(str(old_summary), old_when)
+        if normalise(old_text) != normal and not close_meaning(
+            old_text,
             text,
             similarity,
             threshold,

@@ -224,6 +224,45 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
         assert lookup("We ship on Wednesdays", scan_all) is None
 
 
+def test_both_reads_keep_to_exactly_the_same_scopes(
+    e5_engine: Engine, e5_embedder: GgufEmbedder
+) -> None:
+    # The neighbourhood is read through its first scope's bindings, or from the words'
+    # candidates by id; either way only records bound to exactly the save's scopes count.
+    alpha = save(e5_engine, THURSDAYS, scopes=["project:alpha"])
+    pair = save(e5_engine, THURSDAYS, scopes=["project:alpha", "project:beta"])
+    three = save(e5_engine, THURSDAYS, scopes=["project:alpha", "project:beta", "project:gamma"])
+    ids = {alpha["judgment_id"], pair["judgment_id"], three["judgment_id"]}
+    assert len(ids) == 3  # three records, none merged into another
+    scale = e5_embedder.score_scale
+
+    def lookup(scopes: list[str], scan_all: int) -> int | None:
+        found = find_restatement(
+            e5_engine.store.conn,
+            kind="fact",
+            scopes=scopes,
+            summary="We ship on Thursday",
+            applies_when=None,
+            vector=e5_embedder.embed_one("We ship on Thursday"),
+            model_id=e5_embedder.model_id,
+            threshold=scale.restatement_threshold,
+            swap_same_meaning=scale.swap_same_meaning,
+            statuses=["active"],
+            scan_all=scan_all,
+        )
+        return None if found is None else found.judgment_id
+
+    for scan_all in (SCAN_ALL, 0):
+        assert lookup(["project:beta", "project:alpha"], scan_all) == pair["judgment_id"]
+        assert lookup(["project:alpha"], scan_all) == alpha["judgment_id"]
+        assert (
+            lookup(["project:gamma", "project:alpha", "project:beta"], scan_all)
+            == three["judgment_id"]
+        )
+        assert lookup(["project:beta"], scan_all) is None
+        assert lookup(["project:beta", "project:gamma"], scan_all) is None
+
+
 def test_rules_of_one_shape_that_share_only_their_context_are_kept_apart(
     e5_engine: Engine,
 ) -> None:
