@@ -29,7 +29,7 @@ import numpy as np
 from mama_core.memory.tombstone_match import near_duplicate, numbers_in_order
 from mama_core.memory.tombstones import normalise
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
-from mama_core.recall.lexical_query import build_lexical_query
+from mama_core.recall.lexical_query import build_lexical_query, quote_fts
 from mama_core.recall.stopwords import STOPWORDS
 from mama_core.scope_bindings import first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
@@ -137,6 +137,12 @@ words, so a save's cost does not grow with the store (nor an import's with its s
 reading 2,000 made ``bench.write``'s import 5x slower). The words lose little: e5
 scores translations, which share none, below the threshold anyway."""
 LEXICAL_CANDIDATES = 100
+RANKED_MATCHES = 300
+"""At most about this many full-text matches are ranked per save. FTS5 scores every
+match before its ``LIMIT``, and a sentence's common words match a share of the whole
+store (16 ms a save at 10k, growing with it), so the save's rarest words are kept while
+their matches fit: they carry nearly all of BM25's weight, and a restatement keeps
+most of its words, the rare ones among them."""
 
 
 def find_restatement(
@@ -152,6 +158,7 @@ def find_restatement(
     swap_same_meaning: float,
     statuses: Sequence[str],
     scan_all: int = SCAN_ALL,
+    ranked_matches: int = RANKED_MATCHES,
 ) -> Restatement | None:
     """The live record (one of ``statuses``) of ``kind`` in exactly ``scopes`` that a
     save of ``summary`` restates, the closest first; None if there is none.
@@ -175,7 +182,7 @@ def find_restatement(
     source, source_params = neighbourhood, neighbourhood_params
     if crowded:
         # The candidates drive the read: each is looked up by id and tested.
-        candidates = _worded_candidates(conn, said(summary, applies_when))
+        candidates = _worded_candidates(conn, said(summary, applies_when), ranked_matches)
         source = "json_each(?) AS c CROSS JOIN judgments AS j ON j.id = c.value"
         source_params = [json.dumps(candidates)]
     rows = conn.execute(
@@ -205,24 +212,51 @@ def find_restatement(
     return best
 
 
-def _worded_candidates(conn: Connection, text: str) -> list[int]:
-    """The records the word and trigram indexes rank highest for ``text``, whoever's they
-    are: FTS5 ranks its matches alone in a few milliseconds, while admitting each by
-    status, kind and scope first reads every match's (encrypted) row; the caller's own
-    query keeps only the live ones of the neighbourhood."""
+def _worded_candidates(
+    conn: Connection, text: str, ranked_matches: int = RANKED_MATCHES
+) -> list[int]:
+    """The records the word and trigram indexes rank highest for ``text``'s rarest
+    words, whoever's they are: admitting each by status, kind and scope first would
+    read every match's (encrypted) row; the caller's own query keeps only the live
+    ones of the neighbourhood.
+
+    Each word's matches are counted up to ``ranked_matches`` (an index read that stops
+    there); the rarest words are ranked together while their matches fit. When even the
+    rarest word is that common, its latest matches stand in for a ranking."""
     lexical = build_lexical_query(text)
     # Words where the text has them; trigrams only for scripts written without spaces
     # (a long sentence's trigrams match nearly every record).
-    table, match = WORD_TABLE, lexical.word_match()
-    if match is None:
-        table, match = TRIGRAM_TABLE, lexical.trigram_match()
-    if match is None:
+    table, terms = WORD_TABLE, lexical.words
+    if not terms:
+        table, terms = TRIGRAM_TABLE, lexical.trigrams
+    if not terms:
         return []
+    counted = sorted(
+        (_matches_up_to(conn, table, term, ranked_matches + 1), index, term)
+        for index, term in enumerate(terms)
+    )
+    chosen: list[str] = []
+    matches = 0
+    for count, _, term in counted:
+        if chosen and matches + count > ranked_matches:
+            break
+        chosen.append(term)
+        matches += count
+    order = "rank" if matches <= ranked_matches else "rowid DESC"
     rows = conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-        (match, LEXICAL_CANDIDATES),
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?",
+        (" OR ".join(quote_fts(t) for t in chosen), LEXICAL_CANDIDATES),
     ).fetchall()
     return sorted(int(r[0]) for r in rows)
+
+
+def _matches_up_to(conn: Connection, table: str, term: str, limit: int) -> int:
+    """How many records of ``table`` match ``term``, counted no further than ``limit``."""
+    row = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+        (quote_fts(term), limit),
+    ).fetchone()
+    return int(row[0])
 
 
 def _closer(a: Restatement, b: Restatement) -> bool:

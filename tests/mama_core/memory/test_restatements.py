@@ -12,7 +12,13 @@ import pytest
 
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, NotGrantedError
-from mama_core.memory.restatements import SCAN_ALL, find_restatement, same_meaning, words_overlap
+from mama_core.memory.restatements import (
+    RANKED_MATCHES,
+    SCAN_ALL,
+    find_restatement,
+    same_meaning,
+    words_overlap,
+)
 from mama_core.memory.verify import verify_store
 from mama_core.store import Store
 from tests.mama_core.memory.helpers import (
@@ -202,7 +208,7 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
         save(e5_engine, text)
     scale = e5_embedder.score_scale
 
-    def lookup(summary: str, scan_all: int) -> int | None:
+    def lookup(summary: str, scan_all: int, ranked: int = RANKED_MATCHES) -> int | None:
         found = find_restatement(
             e5_engine.store.conn,
             kind="fact",
@@ -215,6 +221,7 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
             swap_same_meaning=scale.swap_same_meaning,
             statuses=["active"],
             scan_all=scan_all,
+            ranked_matches=ranked,
         )
         return None if found is None else found.judgment_id
 
@@ -222,6 +229,11 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
     for scan_all in (SCAN_ALL, 0):
         assert lookup("We ship on Thursday", scan_all) == first["judgment_id"]
         assert lookup("We ship on Wednesdays", scan_all) is None
+    # "ship" matches two records, "thursday" one: with room to rank one match, the
+    # rarer word alone is ranked; with none, the rarest word's latest matches stand in.
+    for ranked in (1, 0):
+        assert lookup("We ship on Thursday", 0, ranked) == first["judgment_id"]
+        assert lookup("We ship on Wednesdays", 0, ranked) is None
 
 
 def test_both_reads_keep_to_exactly_the_same_scopes(
