@@ -78,6 +78,17 @@ def first_scope_rows(alias: str, scopes: Iterable[str]) -> tuple[str, list[objec
     return sql, [first]
 
 
+def bound_up_to(conn: Connection, scope: str, limit: int) -> int:
+    """How many judgments are bound to ``scope`` (ever, whatever their status), counted
+    no further than ``limit``: a read of the scope's index of bindings that stops there."""
+    row = conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM scope_bindings AS sb JOIN scopes AS sc "
+        "ON sc.id = sb.scope_id WHERE sc.name = ? LIMIT ?)",
+        (scope, limit),
+    ).fetchone()
+    return int(row[0])
+
+
 def scope_names_column(alias: str) -> str:
     """A SQL column: the scope names judgment ``alias`` is bound to, joined by ``char(31)``."""
     return (

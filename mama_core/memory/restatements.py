@@ -31,7 +31,7 @@ from mama_core.memory.tombstones import normalise
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
 from mama_core.recall.lexical_query import build_lexical_query, quote_fts
 from mama_core.recall.stopwords import STOPWORDS
-from mama_core.scope_bindings import first_scope_rows, same_scopes_predicate
+from mama_core.scope_bindings import bound_up_to, first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
@@ -136,6 +136,10 @@ every one's vector is compared; beyond it only ``LEXICAL_CANDIDATES`` found by t
 words, so a save's cost does not grow with the store (nor an import's with its square:
 reading 2,000 made ``bench.write``'s import 5x slower). The words lose little: e5
 scores translations, which share none, below the threshold anyway."""
+SCAN_SCOPE_PER_RECORD = 4
+"""A neighbourhood is read whole only when its first scope holds at most
+``SCAN_ALL * SCAN_SCOPE_PER_RECORD`` records: finding a small neighbourhood reads its
+whole scope (no index has kind and scopes together), which grew with the store."""
 LEXICAL_CANDIDATES = 100
 RANKED_MATCHES = 300
 """At most about this many full-text matches are ranked per save. FTS5 scores every
@@ -172,8 +176,13 @@ def find_restatement(
     live = f"j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) AND {same_scopes}"
     live_params: list[object] = [kind, json.dumps(list(statuses)), *scope_params]
     neighbourhood, neighbourhood_params = first_scope_rows("j", scopes)
+    # A neighbourhood is found by reading its first scope's records: past SCAN_SCOPE
+    # of them the words narrow it instead, or a small neighbourhood in a large scope
+    # (decisions in "global") would read the whole scope on every save.
     crowded = (
-        conn.execute(
+        bound_up_to(conn, min(scopes), scan_all * SCAN_SCOPE_PER_RECORD + 1)
+        > scan_all * SCAN_SCOPE_PER_RECORD
+        or conn.execute(
             f"SELECT 1 FROM {neighbourhood} WHERE {live} LIMIT 1 OFFSET ?",
             [*neighbourhood_params, *live_params, scan_all],
         ).fetchone()
