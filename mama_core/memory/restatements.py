@@ -167,9 +167,10 @@ def find_restatement(
     """The live record (one of ``statuses``) of ``kind`` in exactly ``scopes`` that a
     save of ``summary`` restates, the closest first; None if there is none.
 
-    A neighbourhood of at most ``scan_all`` records is read whole (a translation
-    shares no words with its original); a larger one is narrowed to the records the
-    full-text indexes rank highest for the save's words, then compared the same way."""
+    A neighbourhood of at most ``scan_all`` records, in a first scope of at most
+    ``SCAN_SCOPE_PER_RECORD`` times as many, is read whole (a translation shares no
+    words with its original); otherwise it is narrowed to the records the full-text
+    indexes rank highest for the save's rarest words, then compared the same way."""
     if kind in NEVER_MERGED_KINDS or not scopes:
         return None
     same_scopes, scope_params = same_scopes_predicate("j", scopes)
