@@ -48,20 +48,45 @@ def scope_predicate(alias: str, scopes: Iterable[str]) -> tuple[str, list[object
 
 def same_scopes_predicate(alias: str, scopes: Iterable[str]) -> tuple[str, list[object]]:
     """SQL true when judgment ``alias`` is bound to exactly ``scopes`` (no more, no
-    fewer), with its parameters; no scopes select nothing. The first scope's bindings
-    (an index range) narrow the rows before the two per-row checks."""
+    fewer), with its parameters; no scopes select nothing. Both checks probe the row's
+    own bindings by primary key: as many bindings as names, none outside the names.
+    Nothing is materialised, so its cost is per row read; pair it with
+    ``first_scope_rows`` (or another short list of ids) to choose which rows are read."""
     names = sorted(set(scopes))
     if not names:
         return "0", []
     marks = _placeholders(len(names))
     sql = (
-        f"{alias}.id IN (SELECT sb.judgment_id FROM scope_bindings AS sb JOIN scopes AS sc "
-        "ON sc.id = sb.scope_id WHERE sc.name = ?) "
-        f"AND (SELECT count(*) FROM scope_bindings AS sb WHERE sb.judgment_id = {alias}.id) = ? "
+        f"(SELECT count(*) FROM scope_bindings AS sb WHERE sb.judgment_id = {alias}.id) = ? "
         "AND NOT EXISTS (SELECT 1 FROM scope_bindings AS sb JOIN scopes AS sc "
         f"ON sc.id = sb.scope_id WHERE sb.judgment_id = {alias}.id AND sc.name NOT IN ({marks}))"
     )
-    return sql, [names[0], len(names), *names]
+    return sql, [len(names), *names]
+
+
+def first_scope_rows(alias: str, scopes: Iterable[str]) -> tuple[str, list[object]]:
+    """A FROM clause naming judgments ``alias``: those bound to the first of ``scopes``,
+    read in id order through that scope's index of bindings, row by row, so a
+    ``LIMIT`` stops the read early (an ``IN (subquery)`` first listed every binding of
+    the scope, half the store for ``global``, on every save). No scopes read nothing."""
+    names = sorted(set(scopes))
+    first = names[0] if names else None
+    sql = (
+        f"scope_bindings AS sb0 CROSS JOIN judgments AS {alias} ON {alias}.id = sb0.judgment_id "
+        "AND sb0.scope_id = (SELECT sc0.id FROM scopes AS sc0 WHERE sc0.name = ?)"
+    )
+    return sql, [first]
+
+
+def bound_up_to(conn: Connection, scope: str, limit: int) -> int:
+    """How many judgments are bound to ``scope`` (ever, whatever their status), counted
+    no further than ``limit``: a read of the scope's index of bindings that stops there."""
+    row = conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM scope_bindings AS sb JOIN scopes AS sc "
+        "ON sc.id = sb.scope_id WHERE sc.name = ? LIMIT ?)",
+        (scope, limit),
+    ).fetchone()
+    return int(row[0])
 
 
 def scope_names_column(alias: str) -> str:

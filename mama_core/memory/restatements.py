@@ -29,9 +29,9 @@ import numpy as np
 from mama_core.memory.tombstone_match import near_duplicate, numbers_in_order
 from mama_core.memory.tombstones import normalise
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
-from mama_core.recall.lexical_query import build_lexical_query
+from mama_core.recall.lexical_query import build_lexical_query, quote_fts
 from mama_core.recall.stopwords import STOPWORDS
-from mama_core.scope_bindings import same_scopes_predicate
+from mama_core.scope_bindings import bound_up_to, first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
@@ -97,6 +97,19 @@ def same_meaning(
     applies" is no evidence) and no word telling them apart."""
     if normalise(first) == normalise(second):
         return True
+    return close_meaning(first, second, similarity, threshold, swap_same_meaning, summaries)
+
+
+def close_meaning(
+    first: str,
+    second: str,
+    similarity: float | None,
+    threshold: float,
+    swap_same_meaning: float = 0.0,
+    summaries: tuple[str, str] | None = None,
+) -> bool:
+    """``same_meaning`` past its first test (the same normalised text): the vectors and
+    the words. Split out so a caller comparing one text with many normalises it once."""
     if similarity is None or similarity < threshold:
         return False
     if numbers_in_order(first) != numbers_in_order(second):
@@ -123,7 +136,17 @@ every one's vector is compared; beyond it only ``LEXICAL_CANDIDATES`` found by t
 words, so a save's cost does not grow with the store (nor an import's with its square:
 reading 2,000 made ``bench.write``'s import 5x slower). The words lose little: e5
 scores translations, which share none, below the threshold anyway."""
+SCAN_SCOPE_PER_RECORD = 4
+"""A neighbourhood is read whole only when its first scope holds at most
+``SCAN_ALL * SCAN_SCOPE_PER_RECORD`` records: finding a small neighbourhood reads its
+whole scope (no index has kind and scopes together), which grew with the store."""
 LEXICAL_CANDIDATES = 100
+RANKED_MATCHES = 300
+"""At most about this many full-text matches are ranked per save. FTS5 scores every
+match before its ``LIMIT``, and a sentence's common words match a share of the whole
+store (16 ms a save at 10k, growing with it), so the save's rarest words are kept while
+their matches fit: they carry nearly all of BM25's weight, and a restatement keeps
+most of its words, the rare ones among them."""
 
 
 def find_restatement(
@@ -139,41 +162,53 @@ def find_restatement(
     swap_same_meaning: float,
     statuses: Sequence[str],
     scan_all: int = SCAN_ALL,
+    ranked_matches: int = RANKED_MATCHES,
 ) -> Restatement | None:
     """The live record (one of ``statuses``) of ``kind`` in exactly ``scopes`` that a
     save of ``summary`` restates, the closest first; None if there is none.
 
-    A neighbourhood of at most ``scan_all`` records is read whole (a translation
-    shares no words with its original); a larger one is narrowed to the records the
-    full-text indexes rank highest for the save's words, then compared the same way."""
+    A neighbourhood of at most ``scan_all`` records, in a first scope of at most
+    ``SCAN_SCOPE_PER_RECORD`` times as many, is read whole (a translation shares no
+    words with its original); otherwise it is narrowed to the records the full-text
+    indexes rank highest for the save's rarest words, then compared the same way."""
     if kind in NEVER_MERGED_KINDS or not scopes:
         return None
     same_scopes, scope_params = same_scopes_predicate("j", scopes)
     live = f"j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) AND {same_scopes}"
     live_params: list[object] = [kind, json.dumps(list(statuses)), *scope_params]
+    neighbourhood, neighbourhood_params = first_scope_rows("j", scopes)
+    # A neighbourhood is found by reading its first scope's records: past SCAN_SCOPE
+    # of them the words narrow it instead, or a small neighbourhood in a large scope
+    # (decisions in "global") would read the whole scope on every save.
     crowded = (
-        conn.execute(
-            f"SELECT 1 FROM judgments j WHERE {live} LIMIT 1 OFFSET ?", [*live_params, scan_all]
+        bound_up_to(conn, min(scopes), scan_all * SCAN_SCOPE_PER_RECORD + 1)
+        > scan_all * SCAN_SCOPE_PER_RECORD
+        or conn.execute(
+            f"SELECT 1 FROM {neighbourhood} WHERE {live} LIMIT 1 OFFSET ?",
+            [*neighbourhood_params, *live_params, scan_all],
         ).fetchone()
         is not None
     )
-    narrowed = ""
+    source, source_params = neighbourhood, neighbourhood_params
     if crowded:
-        candidates = _worded_candidates(conn, said(summary, applies_when))
-        narrowed = "AND j.id IN (SELECT value FROM json_each(?)) "
-        live_params.append(json.dumps(candidates))
+        # The candidates drive the read: each is looked up by id and tested.
+        candidates = _worded_candidates(conn, said(summary, applies_when), ranked_matches)
+        source = "json_each(?) AS c CROSS JOIN judgments AS j ON j.id = c.value"
+        source_params = [json.dumps(candidates)]
     rows = conn.execute(
-        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector FROM judgments j "
-        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
-        f"WHERE {live} {narrowed}ORDER BY j.id",
-        [model_id, *live_params],
+        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector "
+        f"FROM {source} LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
+        f"WHERE {live} ORDER BY j.id",
+        [*source_params, model_id, *live_params],
     ).fetchall()
     text = said(summary, applies_when)
+    normal = normalise(text)  # once, not once per candidate: it was most of a save's time
     best: Restatement | None = None
     for jid, status, old_summary, old_when, blob in rows:
         similarity = _cosine(vector, blob)
-        if not same_meaning(
-            said(str(old_summary), old_when),
+        old_text = said(str(old_summary), old_when)
+        if normalise(old_text) != normal and not close_meaning(
+            old_text,
             text,
             similarity,
             threshold,
@@ -187,24 +222,51 @@ def find_restatement(
     return best
 
 
-def _worded_candidates(conn: Connection, text: str) -> list[int]:
-    """The records the word and trigram indexes rank highest for ``text``, whoever's they
-    are: FTS5 ranks its matches alone in a few milliseconds, while admitting each by
-    status, kind and scope first reads every match's (encrypted) row; the caller's own
-    query keeps only the live ones of the neighbourhood."""
+def _worded_candidates(
+    conn: Connection, text: str, ranked_matches: int = RANKED_MATCHES
+) -> list[int]:
+    """The records the word and trigram indexes rank highest for ``text``'s rarest
+    words, whoever's they are: admitting each by status, kind and scope first would
+    read every match's (encrypted) row; the caller's own query keeps only the live
+    ones of the neighbourhood.
+
+    Each word's matches are counted up to ``ranked_matches`` (an index read that stops
+    there); the rarest words are ranked together while their matches fit. When even the
+    rarest word is that common, its latest matches stand in for a ranking."""
     lexical = build_lexical_query(text)
     # Words where the text has them; trigrams only for scripts written without spaces
     # (a long sentence's trigrams match nearly every record).
-    table, match = WORD_TABLE, lexical.word_match()
-    if match is None:
-        table, match = TRIGRAM_TABLE, lexical.trigram_match()
-    if match is None:
+    table, terms = WORD_TABLE, lexical.words
+    if not terms:
+        table, terms = TRIGRAM_TABLE, lexical.trigrams
+    if not terms:
         return []
+    counted = sorted(
+        (_matches_up_to(conn, table, term, ranked_matches + 1), index, term)
+        for index, term in enumerate(terms)
+    )
+    chosen: list[str] = []
+    matches = 0
+    for count, _, term in counted:
+        if chosen and matches + count > ranked_matches:
+            break
+        chosen.append(term)
+        matches += count
+    order = "rank" if matches <= ranked_matches else "rowid DESC"
     rows = conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-        (match, LEXICAL_CANDIDATES),
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?",
+        (" OR ".join(quote_fts(t) for t in chosen), LEXICAL_CANDIDATES),
     ).fetchall()
     return sorted(int(r[0]) for r in rows)
+
+
+def _matches_up_to(conn: Connection, table: str, term: str, limit: int) -> int:
+    """How many records of ``table`` match ``term``, counted no further than ``limit``."""
+    row = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+        (quote_fts(term), limit),
+    ).fetchone()
+    return int(row[0])
 
 
 def _closer(a: Restatement, b: Restatement) -> bool:

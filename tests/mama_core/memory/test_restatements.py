@@ -12,7 +12,13 @@ import pytest
 
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, NotGrantedError
-from mama_core.memory.restatements import SCAN_ALL, find_restatement, same_meaning, words_overlap
+from mama_core.memory.restatements import (
+    RANKED_MATCHES,
+    SCAN_ALL,
+    find_restatement,
+    same_meaning,
+    words_overlap,
+)
 from mama_core.memory.verify import verify_store
 from mama_core.store import Store
 from tests.mama_core.memory.helpers import (
@@ -202,7 +208,7 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
         save(e5_engine, text)
     scale = e5_embedder.score_scale
 
-    def lookup(summary: str, scan_all: int) -> int | None:
+    def lookup(summary: str, scan_all: int, ranked: int = RANKED_MATCHES) -> int | None:
         found = find_restatement(
             e5_engine.store.conn,
             kind="fact",
@@ -215,6 +221,7 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
             swap_same_meaning=scale.swap_same_meaning,
             statuses=["active"],
             scan_all=scan_all,
+            ranked_matches=ranked,
         )
         return None if found is None else found.judgment_id
 
@@ -222,6 +229,50 @@ def test_a_crowded_neighbourhood_is_narrowed_by_the_words(
     for scan_all in (SCAN_ALL, 0):
         assert lookup("We ship on Thursday", scan_all) == first["judgment_id"]
         assert lookup("We ship on Wednesdays", scan_all) is None
+    # "ship" matches two records, "thursday" one: with room to rank one match, the
+    # rarer word alone is ranked; with none, the rarest word's latest matches stand in.
+    for ranked in (1, 0):
+        assert lookup("We ship on Thursday", 0, ranked) == first["judgment_id"]
+        assert lookup("We ship on Wednesdays", 0, ranked) is None
+
+
+def test_both_reads_keep_to_exactly_the_same_scopes(
+    e5_engine: Engine, e5_embedder: GgufEmbedder
+) -> None:
+    # The neighbourhood is read through its first scope's bindings, or from the words'
+    # candidates by id; either way only records bound to exactly the save's scopes count.
+    alpha = save(e5_engine, THURSDAYS, scopes=["project:alpha"])
+    pair = save(e5_engine, THURSDAYS, scopes=["project:alpha", "project:beta"])
+    three = save(e5_engine, THURSDAYS, scopes=["project:alpha", "project:beta", "project:gamma"])
+    ids = {alpha["judgment_id"], pair["judgment_id"], three["judgment_id"]}
+    assert len(ids) == 3  # three records, none merged into another
+    scale = e5_embedder.score_scale
+
+    def lookup(scopes: list[str], scan_all: int) -> int | None:
+        found = find_restatement(
+            e5_engine.store.conn,
+            kind="fact",
+            scopes=scopes,
+            summary="We ship on Thursday",
+            applies_when=None,
+            vector=e5_embedder.embed_one("We ship on Thursday"),
+            model_id=e5_embedder.model_id,
+            threshold=scale.restatement_threshold,
+            swap_same_meaning=scale.swap_same_meaning,
+            statuses=["active"],
+            scan_all=scan_all,
+        )
+        return None if found is None else found.judgment_id
+
+    for scan_all in (SCAN_ALL, 0):
+        assert lookup(["project:beta", "project:alpha"], scan_all) == pair["judgment_id"]
+        assert lookup(["project:alpha"], scan_all) == alpha["judgment_id"]
+        assert (
+            lookup(["project:gamma", "project:alpha", "project:beta"], scan_all)
+            == three["judgment_id"]
+        )
+        assert lookup(["project:beta"], scan_all) is None
+        assert lookup(["project:beta", "project:gamma"], scan_all) is None
 
 
 def test_rules_of_one_shape_that_share_only_their_context_are_kept_apart(
