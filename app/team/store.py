@@ -16,7 +16,13 @@ from typing import Any, LiteralString
 import numpy as np
 import psycopg
 
-from app.team.errors import ScopeNotGrantedError, TeamError, TeamModelMismatchError
+from app.team.connection import first_line
+from app.team.errors import (
+    ScopeNotGrantedError,
+    TeamError,
+    TeamModelMismatchError,
+    TeamUnreachableError,
+)
 from app.team.schema import GENESIS_HASH, TEXT_SEARCH_CONFIG, read_meta
 from app.team.scopes import check_team_scope, covers
 from mama_core import clock
@@ -211,9 +217,30 @@ class TeamStore:
             raise ScopeNotGrantedError(
                 f"the team store refused the write ({exc.diag.message_primary}); nothing was saved."
             ) from exc
+        except psycopg.OperationalError as exc:  # the server went away mid-write
+            raise TeamUnreachableError(
+                f"the team store stopped answering ({first_line(exc)}); nothing was saved."
+            ) from exc
         return TeamReceipt(int(memory_id), event_id, scopes)
 
     def search(
+        self,
+        query: str,
+        limit: int,
+        scopes: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        config: RecallConfig | None = None,
+    ) -> list[TeamHit]:
+        """The best ``limit`` active memories for ``query`` that this role may read."""
+        try:
+            return self._search(query, limit, scopes, kinds, config)
+        except psycopg.OperationalError as exc:  # the server went away mid-read
+            self.conn.close()
+            raise TeamUnreachableError(
+                f"the team store stopped answering ({first_line(exc)})"
+            ) from exc
+
+    def _search(
         self,
         query: str,
         limit: int,
@@ -251,9 +278,9 @@ class TeamStore:
         ).fetchall()
         params["text"] = query
         word_rows = self.conn.execute(
-            "SELECT m.id, ts_rank_cd(m.words, w.q) FROM mama_team.memories m, "
+            "SELECT m.id, ts_rank_cd(m.words, w.q) FROM mama_team.memories m, (SELECT "
             f"replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, '&', '|')::tsquery"
-            " AS w(q) WHERE m.status = 'active' AND m.words @@ w.q" + scope_sql + " "
+            " AS q) AS w WHERE m.status = 'active' AND m.words @@ w.q" + scope_sql + " "
             "ORDER BY 2 DESC, m.id DESC LIMIT %(depth)s",
             params,
         ).fetchall()

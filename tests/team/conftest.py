@@ -11,6 +11,8 @@ password (scram-sha-256), so a join string's password is really checked. The sup
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +31,9 @@ host all all 127.0.0.1/32 scram-sha-256
 """
 
 
+_numbers = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class PgServer:
     url: str
@@ -38,10 +43,20 @@ class PgServer:
         parts = urlsplit(self.url)
         return urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, ""))
 
+    def new_database(self) -> str:
+        """The superuser's URL of a new, empty database."""
+        name = f"team_test_{next(_numbers)}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.database_url(name)
+
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
-    folder: Path = tmp_path_factory.mktemp("pgdata")
+def pg_server() -> Iterator[PgServer]:
+    # Not under pytest's own (0700) folder: as root, pgserver runs PostgreSQL as its
+    # own user, which must reach the data folder to stop the server.
+    folder = Path(tempfile.mkdtemp(prefix="mama-team-pg-"))
+    folder.chmod(0o755)
     with warnings.catch_warnings():
         # pgserver reads platformdirs' runtime folder on import, which warns when
         # XDG_RUNTIME_DIR is unset (as in CI); it is not where our server's data goes.
@@ -56,18 +71,13 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
         yield PgServer(server.get_uri())
     finally:
         server.cleanup()
-
-
-_numbers = itertools.count(1)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
 def team_db(pg_server: PgServer) -> str:
     """The superuser's URL of a new, empty database for this test."""
-    name = f"team_test_{next(_numbers)}"
-    with psycopg.connect(pg_server.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return pg_server.database_url(name)
+    return pg_server.new_database()
 
 
 @pytest.fixture
