@@ -251,7 +251,10 @@ class TeamStore:
         """The best ``limit`` active memories for ``query`` that this role may read."""
         config = config or RecallConfig()
         self._check_model()
-        wanted = [check_team_scope(s) for s in scopes]
+        # Without a filter, the role's own grants are the filter: row-level security
+        # still decides, but the planner then starts from the scope bindings' index
+        # instead of running the policy on every row (bench.team: 194 ms vs 32 ms, 10k rows).
+        wanted = [check_team_scope(s) for s in scopes] or self.granted()
         depth = max(config.arm_depth, limit)
         scope_sql = ""
         params: dict[str, Any] = {"depth": depth, "model": self.model_id}
