@@ -123,12 +123,7 @@ def main() -> None:
             q = vector_literal(embedder.embed_one("when do we deploy the release", QUERY))
 
             def vector_arm(scoped: bool) -> Callable[[], object]:
-                where = (
-                    " AND EXISTS (SELECT 1 FROM mama_team.memory_scopes b "
-                    "WHERE b.memory_id = m.id AND b.scope = 'team:t0')"
-                    if scoped
-                    else ""
-                )
+                where = " AND m.reach && ARRAY['team:t0']" if scoped else ""
                 query = (
                     "SELECT m.id FROM mama_team.memories m WHERE m.status = 'active'"
                     + where

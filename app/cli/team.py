@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import closing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
-from app.team.connection import check_url, connect, where
 from app.team.errors import TeamInputError, TeamKeyringError, TeamUnreachableError
-from app.team.members import granted_scopes, invite_member
 from app.team.membership import (
     admin_url,
     forget_membership,
@@ -23,9 +21,14 @@ from app.team.membership import (
     save_admin_url,
     save_membership,
 )
-from app.team.schema import init_team_store, read_meta
 from app.team.scopes import is_team_scope, parse_scope_list
-from app.team.store import TeamHit, TeamSave, TeamStore
+from app.team.urls import check_url, where
+
+if TYPE_CHECKING:
+    from app.team.store import TeamHit, TeamStore
+
+# psycopg (app.team.connection, .members, .schema, .store) is imported by the commands
+# that talk to the team store, not by every `mama` command at start.
 
 
 @click.group()
@@ -38,6 +41,9 @@ def team() -> None:
 @click.pass_obj
 def init(obj: CliContext, url: str) -> None:
     """Set up the team store in the empty PostgreSQL database at URL (as its admin)."""
+    from app.team.connection import connect
+    from app.team.schema import init_team_store
+
     check_url(url)
     embedder = obj.embedder()
     with closing(connect(url)) as conn:
@@ -73,6 +79,9 @@ def init(obj: CliContext, url: str) -> None:
 def invite(obj: CliContext, name: str, scope_list: str, admin_url_option: str | None) -> None:
     """Make NAME a member with their own role and the given team scopes; the last line
     printed is their join string (shown once)."""
+    from app.team.connection import connect
+    from app.team.members import invite_member
+
     scopes = parse_scope_list(scope_list)
     url = admin_url_option or admin_url(obj.paths.home)
     with closing(connect(url)) as conn:
@@ -89,6 +98,10 @@ def invite(obj: CliContext, name: str, scope_list: str, admin_url_option: str | 
 @click.pass_obj
 def join(obj: CliContext, join_string: str) -> None:
     """Join a team with the JOIN_STRING its admin gave you (kept in the OS keyring)."""
+    from app.team.connection import connect
+    from app.team.members import granted_scopes
+    from app.team.schema import read_meta
+
     check_url(join_string)
     with closing(connect(join_string)) as conn:
         read_meta(conn)
@@ -111,6 +124,9 @@ def status(obj: CliContext, as_json: bool) -> None:
     if membership is None:
         _emit({"joined": False}, as_json, "not in a team (mama team join STRING)")
         return
+    from app.team.connection import connect
+    from app.team.members import granted_scopes
+
     scopes = list(membership.scopes)
     reachable, reason = True, ""
     try:
@@ -165,6 +181,9 @@ def joined(obj: CliContext) -> bool:
 
 def team_store(obj: CliContext) -> TeamStore:
     """The member's team store for this command, closed when it ends."""
+    from app.team.connection import connect
+    from app.team.store import TeamStore
+
     conn = connect(member_url(obj.paths.home))
     click.get_current_context().call_on_close(conn.close)
     return TeamStore(conn, obj.embedder())
@@ -186,6 +205,8 @@ def remember_in_team(obj: CliContext, payload: dict[str, Any], scopes: list[str]
         raise TeamInputError(
             f"team memories do not take {', '.join(unsupported)} yet (team memory is a preview)."
         )
+    from app.team.store import TeamSave
+
     save = TeamSave(
         kind=str(payload["kind"]),
         summary=str(payload["summary"]),
@@ -247,6 +268,8 @@ def search_with_team(
     each marked where it lives. ``--scope team:...`` alone searches only the team, a
     personal ``--scope`` alone only the personal store. With the team store away, the
     personal results still come, and one line on stderr says the team's are left out."""
+    from app.team.store import TeamHit
+
     team_scopes = [s for s in scopes if is_team_scope(s)]
     personal_scopes = [s for s in scopes if not is_team_scope(s)]
     if team_scopes and not joined(obj):

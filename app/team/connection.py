@@ -2,49 +2,20 @@
 
 from __future__ import annotations
 
-from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
+import re
 
 import psycopg
 
-from app.log_redaction import register_secret
-from app.team.errors import TeamInputError, TeamUnreachableError
+from app.team.errors import CredentialsRefusedError, TeamInputError, TeamUnreachableError
+from app.team.urls import check_url, where
 
 CONNECT_TIMEOUT_SECONDS = 5
-
-
-def check_url(url: str) -> SplitResult:
-    """``url`` split, if it is a ``postgresql://`` URL; its password is registered as a
-    secret so no log shows it."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgresql", "postgres"):
-        raise TeamInputError("the team store is named by a postgresql://USER:PASSWORD@HOST/DB URL")
-    if parts.password:
-        register_secret(unquote(parts.password))
-    return parts
-
-
-def where(url: str) -> str:
-    """Host, port and database of ``url`` for a person (never the user's password)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if not host:  # a Unix socket: ?host=/path
-        for pair in parts.query.split("&"):
-            name, _, value = pair.partition("=")
-            if name == "host":
-                host = unquote(value)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{host}{port}{parts.path or '/'}"
-
-
-def with_user(url: str, user: str, password: str) -> str:
-    """``url`` with its user and password replaced (the member's join string)."""
-    parts = check_url(url)
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{host}{port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+# libpq's words when the server answered and refused the role (no SQLSTATE on a failed
+# connection to switch on).
+_REFUSED = re.compile(
+    r"password authentication failed|role \"[^\"]*\" does not exist|no password supplied"
+    r"|not permitted to log in"
+)
 
 
 def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
@@ -53,6 +24,10 @@ def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[o
     try:
         return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=autocommit)
     except psycopg.OperationalError as exc:
+        if _REFUSED.search(str(exc)):
+            raise CredentialsRefusedError(
+                f"the team store at {where(url)} refused these credentials: {first_line(exc)}"
+            ) from exc
         raise TeamUnreachableError(
             f"the team store at {where(url)} cannot be reached: {first_line(exc)}"
         ) from exc

@@ -18,6 +18,14 @@ class TeamUnreachableError(TeamError):
     exit_code = 63
 
 
+class CredentialsRefusedError(TeamUnreachableError):
+    """The server answered but refused the member's role or password (a wrong join
+    string, or a role the admin dropped): as unreachable for reads and writes."""
+
+    code = "team_credentials_refused"
+    exit_code = 71
+
+
 class NotJoinedError(TeamError):
     code = "team_not_joined"
     exit_code = 64

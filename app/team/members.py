@@ -11,9 +11,9 @@ import psycopg
 from psycopg import sql
 
 from app.log_redaction import register_secret
-from app.team.connection import with_user
 from app.team.errors import TeamError, TeamInputError
 from app.team.schema import MEMBER_GROUP
+from app.team.urls import with_user
 
 ROLE_PREFIX = "mama_"
 _MEMBER_NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")

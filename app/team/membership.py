@@ -19,8 +19,8 @@ from urllib.parse import unquote
 import keyring
 
 from app.log_redaction import register_secret
-from app.team.connection import check_url, where
 from app.team.errors import NotJoinedError, TeamKeyringError
+from app.team.urls import check_url, where
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,18 @@ GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first event (as in the SQLite store's chain)."""
 TEXT_SEARCH_CONFIG = "english"
 
+_REACH = """
+CREATE FUNCTION mama_team.reach_of(ss text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT coalesce(array_agg(DISTINCT array_to_string(parts[1:n], '/')), '{}')
+    FROM unnest(ss) AS s, string_to_array(s, '/') AS parts,
+         generate_series(1, cardinality(parts)) AS n
+$$;
+"""
+"""Each scope and its ancestors (``team:eng/web`` -> ``team:eng``, ``team:eng/web``): a
+row is readable by a role whose grants overlap its reach, a test the read policies run
+as one array overlap per row against the role's grants, read once per query."""
+
 _TABLES = """
 CREATE TABLE mama_team.meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE mama_team.grants (
@@ -46,14 +58,17 @@ CREATE TABLE mama_team.memories (
     content_hash text NOT NULL,
     model_id text NOT NULL,
     embedding vector({dim}) NOT NULL,
+    reach text[] GENERATED ALWAYS AS (mama_team.reach_of(scopes)) STORED,
     words tsvector GENERATED ALWAYS AS (
         to_tsvector({tsconfig}::regconfig, topic || ' ' || summary || ' ' || details)
     ) STORED
 );
 CREATE INDEX memories_words ON mama_team.memories USING gin (words);
+CREATE INDEX memories_reach ON mama_team.memories USING gin (reach);
 CREATE TABLE mama_team.memory_scopes (
     memory_id bigint NOT NULL REFERENCES mama_team.memories (id) ON DELETE CASCADE,
     scope text NOT NULL,
+    reach text[] GENERATED ALWAYS AS (mama_team.reach_of(ARRAY[scope])) STORED,
     PRIMARY KEY (memory_id, scope)
 );
 CREATE INDEX memory_scopes_by_scope ON mama_team.memory_scopes (scope, memory_id);
@@ -64,6 +79,7 @@ CREATE TABLE mama_team.events (
     action text NOT NULL,
     memory_id bigint,
     scopes text[] NOT NULL,
+    reach text[] GENERATED ALWAYS AS (mama_team.reach_of(scopes)) STORED,
     content_hash text NOT NULL,
     prev_hash text NOT NULL,
     hash text NOT NULL UNIQUE
@@ -85,9 +101,9 @@ LANGUAGE sql STABLE AS $$
         WHERE g.role_name = current_user AND (s = g.scope OR starts_with(s, g.scope || '/'))
     )
 $$;
-CREATE FUNCTION mama_team.any_granted(ss text[]) RETURNS boolean
+CREATE FUNCTION mama_team.my_grants() RETURNS text[]
 LANGUAGE sql STABLE AS $$
-    SELECT EXISTS (SELECT 1 FROM unnest(ss) AS s WHERE mama_team.scope_granted(s))
+    SELECT coalesce(array_agg(scope), '{}') FROM mama_team.grants WHERE role_name = current_user
 $$;
 CREATE FUNCTION mama_team.all_granted(ss text[]) RETURNS boolean
 LANGUAGE sql STABLE AS $$
@@ -105,7 +121,7 @@ CREATE POLICY own_grants ON mama_team.grants FOR SELECT TO mama_team_member
 ALTER TABLE mama_team.memories ENABLE ROW LEVEL SECURITY;
 ALTER TABLE mama_team.memories FORCE ROW LEVEL SECURITY;
 CREATE POLICY read_granted ON mama_team.memories FOR SELECT TO mama_team_member
-    USING (mama_team.any_granted(scopes));
+    USING (reach && (SELECT mama_team.my_grants()));
 CREATE POLICY write_granted ON mama_team.memories FOR INSERT TO mama_team_member
     WITH CHECK (mama_team.all_granted(scopes) AND author = current_user);
 CREATE POLICY change_granted ON mama_team.memories FOR UPDATE TO mama_team_member
@@ -114,14 +130,14 @@ CREATE POLICY change_granted ON mama_team.memories FOR UPDATE TO mama_team_membe
 ALTER TABLE mama_team.memory_scopes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE mama_team.memory_scopes FORCE ROW LEVEL SECURITY;
 CREATE POLICY read_granted ON mama_team.memory_scopes FOR SELECT TO mama_team_member
-    USING (mama_team.scope_granted(scope));
+    USING (reach && (SELECT mama_team.my_grants()));
 CREATE POLICY write_granted ON mama_team.memory_scopes FOR INSERT TO mama_team_member
     WITH CHECK (mama_team.scope_granted(scope));
 
 ALTER TABLE mama_team.events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE mama_team.events FORCE ROW LEVEL SECURITY;
 CREATE POLICY read_granted ON mama_team.events FOR SELECT TO mama_team_member
-    USING (mama_team.any_granted(scopes));
+    USING (reach && (SELECT mama_team.my_grants()));
 CREATE POLICY write_granted ON mama_team.events FOR INSERT TO mama_team_member
     WITH CHECK (mama_team.all_granted(scopes) AND actor = current_user);
 
@@ -167,6 +183,7 @@ def init_team_store(
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         _ensure_group_role(conn)
         conn.execute("CREATE SCHEMA mama_team")
+        conn.execute(_REACH)
         conn.execute(
             sql.SQL(_TABLES).format(
                 dim=sql.Literal(int(dim)), tsconfig=sql.Literal(TEXT_SEARCH_CONFIG)

@@ -146,8 +146,8 @@ def test_a_bad_join_string_is_refused_and_not_kept(make_mama, team_db: str, uniq
     member = make_mama("member")
     user, rest = string.split("@", 1)
     refused = member.run("team", "join", f"{user}wrong@{rest}")
-    assert refused.returncode == 63
-    one_error_line(refused, "team_unreachable")
+    assert refused.returncode == 71
+    assert "password authentication failed" in one_error_line(refused, "team_credentials_refused")
     assert "not in a team" in member.ok("team", "status")
     assert "joined the team" in member.ok("team", "join", string)  # the control
 

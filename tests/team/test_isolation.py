@@ -131,3 +131,32 @@ def test_the_chain_holds_both_teams_events(members) -> None:
     admin.commit()
     broken = verify_chain(admin)
     assert not broken.ok and "memory #1 does not match its event 1" in broken.problems
+
+
+def test_a_grant_covers_its_children_and_nothing_that_only_starts_alike(
+    team_db: str, unique: str, e5_embedder: GgufEmbedder
+) -> None:
+    with psycopg.connect(team_db) as admin:
+        init_team_store(admin, e5_embedder.dim, e5_embedder.model_id)
+        lead = invite_member(admin, team_db, f"lead_{unique}", ["team:eng", "team:engineering"])
+        eng = invite_member(admin, team_db, f"eng_{unique}", ["team:eng"])
+        web = invite_member(admin, team_db, f"web_{unique}", ["team:eng/web"])
+    with psycopg.connect(lead.join_string) as conn:
+        store = TeamStore(conn, e5_embedder)
+        for scope in ("team:eng", "team:eng/web", "team:engineering"):
+            store.remember(TeamSave("fact", f"a note in {scope}", (scope,)))
+    with psycopg.connect(lead.join_string) as conn:
+        assert len(_summaries(conn)) == 3  # the control: all three rows are readable
+    with psycopg.connect(eng.join_string) as conn:
+        assert _summaries(conn) == ["a note in team:eng", "a note in team:eng/web"]
+        events = conn.execute("SELECT scopes FROM mama_team.events ORDER BY id").fetchall()
+        assert events == [(["team:eng"],), (["team:eng/web"],)]
+        store = TeamStore(conn, e5_embedder)
+        scoped = store.search("a note", 10, scopes=["team:eng"])
+        assert sorted(h.summary for h in scoped) == ["a note in team:eng", "a note in team:eng/web"]
+        child = store.search("a note", 10, scopes=["team:eng/web"])
+        assert [h.summary for h in child] == ["a note in team:eng/web"]
+    with psycopg.connect(web.join_string) as conn:
+        assert _summaries(conn) == ["a note in team:eng/web"]
+        hits = TeamStore(conn, e5_embedder).search("a note", 10)
+        assert [h.summary for h in hits] == ["a note in team:eng/web"]
