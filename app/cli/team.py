@@ -12,7 +12,12 @@ import click
 
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
-from app.team.errors import TeamInputError, TeamKeyringError, TeamUnreachableError
+from app.team.errors import (
+    TeamChainBrokenError,
+    TeamInputError,
+    TeamKeyringError,
+    TeamUnreachableError,
+)
 from app.team.membership import (
     admin_url,
     forget_membership,
@@ -91,6 +96,34 @@ def invite(obj: CliContext, name: str, scope_list: str, admin_url_option: str | 
         "give them this join string (shown once, it holds their password):"
     )
     click.echo(invitation.join_string)
+
+
+@team.command("verify")
+@click.option(
+    "--admin-url",
+    "admin_url_option",
+    envvar="MAMA_TEAM_ADMIN_URL",
+    default=None,
+    help="The admin's URL (default: the one `mama team init` kept in the keyring).",
+)
+@click.pass_obj
+def verify(obj: CliContext, admin_url_option: str | None) -> None:
+    """Check the team store's whole event chain and each memory against its event (as the
+    admin, who sees every row)."""
+    from app.team.connection import connect
+    from app.team.store import verify_chain
+
+    url = admin_url_option or admin_url(obj.paths.home)
+    with closing(connect(url)) as conn:
+        report = verify_chain(conn)
+    if report.ok:
+        click.echo(f"team chain intact: {report.events} events")
+        return
+    for problem in report.problems:
+        click.echo(terminal_text(f"problem: {problem}"))
+    raise TeamChainBrokenError(
+        f"the team store's history does not verify ({len(report.problems)} problems above)"
+    )
 
 
 @team.command("join")

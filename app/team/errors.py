@@ -60,3 +60,8 @@ class TeamModelMismatchError(TeamError):
 
     code = "team_model_mismatch"
     exit_code = 69
+
+
+class TeamChainBrokenError(TeamError):
+    code = "team_chain_broken"
+    exit_code = 72

@@ -204,6 +204,13 @@ def test_remember_and_search_mix_personal_and_team(make_mama, team_db: str, uniq
     refused = eng.run("remember", "planted", "--kind", "decision", "--scope", "team:ops")
     assert refused.returncode == 66
     one_error_line(refused, "team_scope_not_granted")
+    assert "team chain intact: 2 events" in admin.ok("team", "verify")
+    with psycopg.connect(team_db) as conn:
+        conn.execute("UPDATE mama_team.memories SET summary = 'rewritten' WHERE id = 1")
+    tampered = admin.run("team", "verify")
+    assert tampered.returncode == 72
+    assert "problem: memory #1 does not match its event 1" in tampered.stdout
+    one_error_line(tampered, "team_chain_broken")
     mixed = eng.run(
         "remember", "both", "--kind", "decision", "--scope", "team:eng", "--scope", "project:web"
     )
