@@ -124,8 +124,6 @@ CREATE POLICY read_granted ON mama_team.memories FOR SELECT TO mama_team_member
     USING (reach && (SELECT mama_team.my_grants()));
 CREATE POLICY write_granted ON mama_team.memories FOR INSERT TO mama_team_member
     WITH CHECK (mama_team.all_granted(scopes) AND author = current_user);
-CREATE POLICY change_granted ON mama_team.memories FOR UPDATE TO mama_team_member
-    USING (mama_team.all_granted(scopes)) WITH CHECK (mama_team.all_granted(scopes));
 
 ALTER TABLE mama_team.memory_scopes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE mama_team.memory_scopes FORCE ROW LEVEL SECURITY;
@@ -155,7 +153,8 @@ GRANT USAGE ON SCHEMA mama_team TO mama_team_member;
 GRANT SELECT ON mama_team.meta, mama_team.grants TO mama_team_member;
 GRANT SELECT, INSERT ON mama_team.memories, mama_team.memory_scopes, mama_team.events
     TO mama_team_member;
-GRANT UPDATE (status) ON mama_team.memories TO mama_team_member;
+-- No UPDATE on memories: a member changes nothing in place (memory is append-only,
+-- and an in-place change would leave no event). Retiring comes as a new record.
 GRANT SELECT, UPDATE ON mama_team.chain_head TO mama_team_member;
 """
 
