@@ -24,6 +24,7 @@ from app.cli.observations import COMMANDS as FORGET_COMMANDS
 from app.cli.people import COMMANDS as PEOPLE_COMMANDS
 from app.cli.proposals import proposals
 from app.cli.runtime_commands import COMMANDS as RUNTIME_COMMANDS
+from app.cli.team import team
 from app.cli.timeline import timeline
 from app.cli.tombstones import tombstones
 from app.cli.work import work
@@ -81,6 +82,7 @@ cli.add_command(connectors)
 cli.add_command(work)
 cli.add_command(proposals)
 cli.add_command(timeline)
+cli.add_command(team)
 for _command in MEMORY_COMMANDS + FORGET_COMMANDS:
     cli.add_command(_command)
 for _command in RUNTIME_COMMANDS:

@@ -20,6 +20,7 @@ from app.cli.context import CliContext
 from app.cli.display import json_line_text, json_text, terminal_text
 from app.cli.export_target import check_export_target, export_error
 from app.cli.params import ROW_ID
+from app.team.scopes import is_team_scope
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
 from mama_core.memory import Receipt
@@ -135,6 +136,12 @@ def remember(
         payload["replaces"] = list(replaces)
     if anyway:
         payload["even_if_duplicate"] = True
+    if any(is_team_scope(s) for s in scopes):  # the team store (issue 29): app.cli.team
+        from app.cli.team import remember_in_team
+
+        saved = remember_in_team(obj, payload, list(scopes))
+        _emit(saved, as_json, f"remembered team #{saved['memory_id']}: active")
+        return
     receipt = obj.owner_mutate(parse_input(SaveInput, **payload))
     if receipt.extra.get("code") == "already_remembered":
         _emit(receipt.to_wire(), as_json, already_remembered_line(receipt))
@@ -167,16 +174,30 @@ def search(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Search active memories for QUERY."""
-    payload: dict[str, Any] = {"query": query, "limit": limit}
-    if scopes:
-        payload["scopes"] = list(scopes)
-    if kinds:
-        payload["kinds"] = list(kinds)
-    result = _owner(obj, "memory.search", payload)
+    """Search active memories for QUERY (and the team's, after `mama team join`)."""
+    from app.cli.team import joined, search_with_team
+
+    if joined(obj) or any(is_team_scope(s) for s in scopes):
+        search_with_team(
+            obj, query, list(scopes), list(kinds), limit, as_json, personal_search, search_lines
+        )
+        return
+    result = personal_search(obj, query, list(scopes), list(kinds), limit)
     lines = search_lines(result)
     _emit(result, as_json, "\n".join(lines) if lines else "nothing found")
     _note_waiting_vectors(obj)
+
+
+def personal_search(
+    obj: CliContext, query: str, scopes: list[str], kinds: list[str], limit: int
+) -> dict[str, Any]:
+    """The personal store's ``memory.search`` as the owner."""
+    payload: dict[str, Any] = {"query": query, "limit": limit}
+    if scopes:
+        payload["scopes"] = scopes
+    if kinds:
+        payload["kinds"] = kinds
+    return _owner(obj, "memory.search", payload)
 
 
 def search_lines(result: dict[str, Any]) -> list[str]:
