@@ -33,6 +33,10 @@ NOT_OWNER_TEXT: dict[str, str] = {
         "settings.json: options the owner set (times, names of boards and channels); "
         "never a memory, a message or a secret"
     ),
+    "app.team.membership:save_membership": (
+        "team.json: the team member's role name, the server's host and database, and the "
+        "granted scope names; the password stays in the keyring, no memory text"
+    ),
     "mama_core.embeddings.convert:convert_bert_to_gguf": "the embedding model, built in the cache",
     "mama_core.embeddings.convert_e5:convert_e5_to_gguf": (
         "the multilingual embedding model, built in the cache"
