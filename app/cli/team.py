@@ -70,16 +70,20 @@ def init(obj: CliContext, url: str) -> None:
         )
 
 
-@team.command("invite")
-@click.argument("name")
-@click.option("--scopes", "scope_list", required=True, help="team:eng[,team:eng/web]")
-@click.option(
+ADMIN_URL_OPTION = click.option(
     "--admin-url",
     "admin_url_option",
     envvar="MAMA_TEAM_ADMIN_URL",
     default=None,
     help="The admin's URL (default: the one `mama team init` kept in the keyring).",
 )
+"""The admin commands' way to name the admin's connection."""
+
+
+@team.command("invite")
+@click.argument("name")
+@click.option("--scopes", "scope_list", required=True, help="team:eng[,team:eng/web]")
+@ADMIN_URL_OPTION
 @click.pass_obj
 def invite(obj: CliContext, name: str, scope_list: str, admin_url_option: str | None) -> None:
     """Make NAME a member with their own role and the given team scopes; the last line
@@ -99,13 +103,7 @@ def invite(obj: CliContext, name: str, scope_list: str, admin_url_option: str | 
 
 
 @team.command("verify")
-@click.option(
-    "--admin-url",
-    "admin_url_option",
-    envvar="MAMA_TEAM_ADMIN_URL",
-    default=None,
-    help="The admin's URL (default: the one `mama team init` kept in the keyring).",
-)
+@ADMIN_URL_OPTION
 @click.pass_obj
 def verify(obj: CliContext, admin_url_option: str | None) -> None:
     """Check the team store's whole event chain and each memory against its event (as the

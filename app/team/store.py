@@ -244,11 +244,10 @@ class TeamStore:
         self,
         query: str,
         limit: int,
-        scopes: Sequence[str] = (),
-        kinds: Sequence[str] = (),
-        config: RecallConfig | None = None,
+        scopes: Sequence[str],
+        kinds: Sequence[str],
+        config: RecallConfig | None,
     ) -> list[TeamHit]:
-        """The best ``limit`` active memories for ``query`` that this role may read."""
         config = config or RecallConfig()
         self._check_model()
         wanted = [check_team_scope(s) for s in scopes]
