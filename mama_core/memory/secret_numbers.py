@@ -44,12 +44,15 @@ def card_number(text: str) -> bool:
 
 
 def bank_account(text: str) -> bool:
-    """Whether ``text`` holds an IBAN with a valid check."""
+    """Whether ``text`` holds an IBAN with a valid check: its mod-97 check digits and its
+    country's length and layout. Not the country's own bank directory (``check_country``):
+    python-stdnum's lists of banks lag the real ones, and an IBAN at a bank it does not
+    know is still someone's account number."""
     for match in _IBAN_RUN.finditer(text.upper()):
         candidate = match.group().rstrip()
         for end in range(len(candidate), 14, -1):  # the run may swallow a following word
             try:
-                iban.validate(candidate[:end])
+                iban.validate(candidate[:end], check_country=False)
             except ValidationError:
                 continue
             return True
