@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import re
 
-import psycopg
+from app.team.errors import (
+    CredentialsRefusedError,
+    TeamClientMissingError,
+    TeamInputError,
+    TeamUnreachableError,
+)
 
-from app.team.errors import CredentialsRefusedError, TeamInputError, TeamUnreachableError
+try:
+    import psycopg
+except ImportError as exc:  # psycopg's "no pq wrapper available": libpq did not load
+    raise TeamClientMissingError(
+        "the PostgreSQL client library (libpq) cannot be loaded on this machine "
+        f"({exc.args[0].splitlines()[-1].strip(' -') if exc.args else exc}); "
+        "install your system's libpq and GnuTLS packages (Debian/Ubuntu: libpq5 libgnutls30)."
+    ) from exc
 from app.team.urls import check_url, where
 
 CONNECT_TIMEOUT_SECONDS = 5

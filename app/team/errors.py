@@ -62,6 +62,14 @@ class TeamModelMismatchError(TeamError):
     exit_code = 69
 
 
+class TeamClientMissingError(TeamError):
+    """psycopg cannot load libpq (a bundle on a machine without GnuTLS, or psycopg installed
+    without its binary build and no system libpq): team commands only; personal ones work."""
+
+    code = "team_client_missing"
+    exit_code = 73
+
+
 class TeamChainBrokenError(TeamError):
     code = "team_chain_broken"
     exit_code = 72
