@@ -9,6 +9,7 @@ PySide6 modules the app does not use (left out of the bundle).
 from __future__ import annotations
 
 import json
+import platform
 import re
 import shutil
 import subprocess
@@ -109,6 +110,12 @@ HOST_LIBS = (
     # (its icon is a StatusNotifierItem on D-Bus), and a desktop with a bus has its
     # library; bundled, it drags in libsystemd and libgcrypt (1.1 MB compressed).
     "libdbus-1.so.3",
+    # GnuTLS, which only libpq's LDAP library (libldap, for ldap:// service lookups) needs:
+    # it reads the host's crypto policy and loads the host's PKCS#11 modules through
+    # p11-kit, so it must be the host's own; every desktop with glibc >= 2.35 has
+    # libgnutls.so.30. Bundled, it and its stack (nettle, gmp, p11-kit, libunistring,
+    # libidn2, libtasn1) cost 2.8 MB compressed.
+    "libgnutls.so.30",
 )
 """Libraries every Linux desktop has and that must match the host's own copies, so they
 are taken from the system, not the bundle: the entries of AppImage's excludelist
@@ -116,6 +123,20 @@ are taken from the system, not the bundle: the entries of AppImage's excludelist
 would otherwise collect. A bundled older libstdc++ or fontconfig breaks the host's GPU
 driver or font configuration; a bundled libX11 can lack symbols the host's libxcb needs.
 glibc, which PyInstaller never bundles, sets the oldest system the bundle runs on anyway."""
+
+UNUSED_STDNUM_DATA = (
+    "stdnum/oui.dat",
+    "stdnum/imsi.dat",
+    "stdnum/cn/loc.dat",
+    "stdnum/at/postleitzahl.dat",
+    "stdnum/eu/nace20.dat",
+    "stdnum/eu/nace21.dat",
+    "stdnum/nz/banks.dat",
+)
+"""python-stdnum's largest number databases (MAC vendors, mobile networks, Chinese
+regions, Austrian post codes, EU activity codes, New Zealand banks): the secret scan
+uses only ``stdnum.luhn`` and ``stdnum.iban`` without its country checks, which read
+nothing but ``iban.dat``."""
 
 UNUSED_LLAMA_LIBS = ("libmtmd.so",)
 """llama.cpp's multimodal (image input) library: llama-cpp-python opens it only from its
@@ -217,6 +238,20 @@ def unused_qt_files(modules: list[str]) -> list[Path]:
             if path.is_file() and not path.is_symlink():
                 files.append(path)
     return files
+
+
+def host_library(soname: str, package: str) -> str:
+    """The build host's copy of the shared library ``soname`` (from the dynamic loader's
+    cache), or a one-line stop naming the Debian ``package`` that provides it."""
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    cache = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, check=False).stdout
+    # ldconfig's own word for this machine's libraries, e.g. "libpq.so.5 (libc6,x86-64)".
+    arch = {"x86_64": "x86-64", "aarch64": "AArch64"}.get(platform.machine(), "")
+    for line in cache.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ", 1)[0] == soname and arch in name and Path(path).is_file():
+            return path
+    raise SystemExit(f"make bundle needs {soname} on this machine: apt-get install {package}")
 
 
 def needed_libraries(path: str) -> set[str]:
