@@ -75,9 +75,13 @@ CommandId = Annotated[
 
 
 class ActionInput(BaseModel):
-    """Base of all action inputs: unknown fields are errors."""
+    """Base of all action inputs: unknown fields are errors.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    ``defer_build``: pydantic builds a model's validator when it first validates (or gives
+    its JSON schema), not when the class is defined; a ``mama`` command uses one or two of
+    these models, and building all of them cost every command about a tenth of a second."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class MutationInput(ActionInput):
