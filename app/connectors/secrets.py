@@ -12,8 +12,7 @@ import logging
 import os
 from collections.abc import Callable
 
-import keyring
-
+from app.local import os_keyring
 from app.local.log_redaction import register_secret
 
 log = logging.getLogger(__name__)
@@ -39,7 +38,7 @@ def connector_secret(name: str, key: str) -> str | None:
     value = os.environ.get(env_var(name, key))
     if not value:
         try:
-            value = keyring.get_password(KEYRING_SERVICE, account(name, key))
+            value = os_keyring.get_password(KEYRING_SERVICE, account(name, key))
         except Exception as exc:  # any keyring failure means: not from the keyring
             log.info("no connector secret from the keyring: %s", type(exc).__name__)
             return None
@@ -56,7 +55,7 @@ def set_connector_secret(name: str, key: str, value: str) -> None:
     """Keep ``value`` in the keyring; NoKeyringError names the variable to use instead."""
     register_secret(value)
     try:
-        keyring.set_password(KEYRING_SERVICE, account(name, key), value)
+        os_keyring.set_password(KEYRING_SERVICE, account(name, key), value)
     except Exception as exc:
         raise NoKeyringError(
             f"no usable OS keyring ({type(exc).__name__}); set {env_var(name, key)} instead"
@@ -67,6 +66,6 @@ def forget_connector_secrets(name: str, keys: list[str]) -> None:
     """Remove the keyring's secrets of a removed connector (missing ones are fine)."""
     for key in keys:
         try:
-            keyring.delete_password(KEYRING_SERVICE, account(name, key))
+            os_keyring.delete_password(KEYRING_SERVICE, account(name, key))
         except Exception as exc:  # no entry or no keyring: nothing to forget
             log.info("no connector secret removed: %s", type(exc).__name__)

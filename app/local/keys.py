@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-import keyring
-import keyring.errors
 from filelock import FileLock
 
+from app.local import os_keyring
 from app.local.log_redaction import register_secret
 from mama_core.errors import KeyUnavailableError
 from mama_core.store import DbKey
@@ -71,7 +70,7 @@ def _resolve_key(db_path: Path, ask_passphrase: AskPassphrase | None) -> Resolve
     exists = db_path.exists() and db_path.stat().st_size > 0
     backend = _backend_name()
     try:
-        stored = keyring.get_password(KEYRING_SERVICE, keyring_account(db_path))
+        stored = os_keyring.get_password(KEYRING_SERVICE, keyring_account(db_path))
         if stored:
             return ResolvedKey(DbKey.from_secret(stored), KeyOrigin.KEYRING, backend)
         if not exists:
@@ -100,11 +99,11 @@ def _new_keyring_key(db_path: Path, backend: str) -> ResolvedKey:
     a new folder take the store's creation lock, and the first one's key is everyone's."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(creation_lock_path(db_path), thread_local=False):
-        stored = keyring.get_password(KEYRING_SERVICE, keyring_account(db_path))
+        stored = os_keyring.get_password(KEYRING_SERVICE, keyring_account(db_path))
         if stored:
             return ResolvedKey(DbKey.from_secret(stored), KeyOrigin.KEYRING, backend)
         key = DbKey.generate()
-        keyring.set_password(KEYRING_SERVICE, keyring_account(db_path), key.reveal())
+        os_keyring.set_password(KEYRING_SERVICE, keyring_account(db_path), key.reveal())
     log.info("created a new store key in the OS keyring (%s)", backend)
     return ResolvedKey(key, KeyOrigin.KEYRING, backend)
 
@@ -112,14 +111,13 @@ def _new_keyring_key(db_path: Path, backend: str) -> ResolvedKey:
 def forget_keyring_key(db_path: Path) -> None:
     """Remove the keyring's key for ``db_path`` (a store that no longer exists)."""
     try:
-        keyring.delete_password(KEYRING_SERVICE, keyring_account(db_path))
+        os_keyring.delete_password(KEYRING_SERVICE, keyring_account(db_path))
     except Exception as exc:  # no entry, or no usable keyring: nothing to forget
         log.info("no keyring key removed for %s: %s", db_path, type(exc).__name__)
 
 
 def _backend_name() -> str:
     try:
-        backend = keyring.get_keyring()
+        return os_keyring.backend_name()
     except Exception:
         return "unknown"
-    return f"{type(backend).__module__}.{type(backend).__name__}".removeprefix("keyring.backends.")

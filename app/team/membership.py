@@ -16,8 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-import keyring
-
+from app.local import os_keyring
 from app.local.log_redaction import register_secret
 from app.team.errors import NotJoinedError, TeamKeyringError
 from app.team.urls import check_url, where
@@ -84,7 +83,7 @@ def member_url(home: Path) -> str:
 def forget_membership(home: Path) -> Membership | None:
     membership = load_membership(home)
     try:
-        keyring.delete_password(KEYRING_SERVICE, member_account(home))
+        os_keyring.delete_password(KEYRING_SERVICE, member_account(home))
     except Exception as exc:  # no entry, or no usable keyring: nothing to forget
         log.info("no team credentials removed from the keyring: %s", type(exc).__name__)
     (home / FILE_NAME).unlink(missing_ok=True)
@@ -107,7 +106,7 @@ def admin_url(home: Path) -> str:
 
 def _keyring_set(account: str, url: str) -> None:
     try:
-        keyring.set_password(KEYRING_SERVICE, account, url)
+        os_keyring.set_password(KEYRING_SERVICE, account, url)
     except Exception as exc:  # any keyring backend failure means: no usable keyring
         raise TeamKeyringError(
             "no usable OS keyring to keep the team credentials in "
@@ -117,7 +116,7 @@ def _keyring_set(account: str, url: str) -> None:
 
 def _keyring_get(account: str) -> str | None:
     try:
-        url = keyring.get_password(KEYRING_SERVICE, account)
+        url = os_keyring.get_password(KEYRING_SERVICE, account)
     except Exception as exc:
         raise TeamKeyringError(
             f"no usable OS keyring to read the team credentials from ({type(exc).__name__})."
