@@ -11,6 +11,11 @@ export UV_LINK_MODE := copy
 # A first build of llama-cpp-python takes minutes; a second `make` (another
 # checkout) waits for it rather than failing after uv's default lock timeout.
 export UV_LOCK_TIMEOUT := 3600
+# Byte code for every installed package at install time, as pip does by default: where
+# PYTHONDONTWRITEBYTECODE is set (containers, CI images, this project's machines),
+# Python never writes .pyc files itself, and every `mama` process compiled numpy,
+# pydantic and the rest from source again (about half of a command's start).
+export UV_COMPILE_BYTECODE := 1
 
 .PHONY: run test setup lint typecheck pytest clean bundle bundle-test
 
@@ -50,7 +55,12 @@ typecheck:
 # One worker per core (pytest-xdist): most tests wait on a subprocess (the CLI, Claude
 # Code, Xvfb, a fake server), so a second worker fills the wait. --dist loadscope keeps
 # each module on one worker: its module-scoped fixtures are built once.
+#
+# Our own packages' byte code first, for the same reason as UV_COMPILE_BYTECODE above:
+# the tests start hundreds of `mama`, tray and fake-server processes (compileall skips
+# what is up to date; `python -m` and editable installs read __pycache__ like any other).
 pytest:
+	.venv/bin/python -m compileall -q -j 0 mama_core app ui tests bench
 	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -n auto --dist loadscope --durations=25
 
 # The installable app: a PyInstaller one-folder bundle (dist/mama/) and its archive.
