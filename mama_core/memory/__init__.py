@@ -5,10 +5,7 @@ The vocabulary (kinds, statuses, ``ChangeSet``) lives in ``mama_core.model``."""
 
 from __future__ import annotations
 
-from mama_core.memory.catalog import CATALOG, ActionSpec, Catalog
-from mama_core.memory.config import EngineConfig
-from mama_core.memory.engine import Engine
-from mama_core.memory.errors import (
+from mama_core.errors import (
     CommandConflictError,
     EngineError,
     InvalidInputError,
@@ -21,6 +18,9 @@ from mama_core.memory.errors import (
     TombstonedError,
     UnknownActionError,
 )
+from mama_core.memory.catalog import CATALOG, ActionSpec, Catalog
+from mama_core.memory.config import EngineConfig
+from mama_core.memory.engine import Engine
 from mama_core.memory.grants import Grant
 from mama_core.memory.receipt import Receipt
 from mama_core.memory.session import ActorKind, SessionFacts, TurnKind

@@ -23,7 +23,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from mama_core import clock
-from mama_core.memory.errors import InvalidTransitionError, OwnerTurnRequiredError
+from mama_core.errors import InvalidTransitionError, OwnerTurnRequiredError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import OWNER_PARTY, CommitmentTerms
 from mama_core.memory.scopes import scope_filter, visible_scopes

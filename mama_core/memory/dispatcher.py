@@ -24,10 +24,10 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from mama_core.embeddings.base import MINILM_SCALE
+from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory import ownership
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory.grants import Grant, declare_action
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.session import SessionFacts

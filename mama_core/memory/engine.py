@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mama_core.embeddings.base import PASSAGE, Embedder, score_scale
-from mama_core.errors import MamaError
+from mama_core.errors import EngineError, MamaError
 from mama_core.memory.anchor import (
     AnchorKeeper,
     anchor_for,
@@ -34,7 +34,6 @@ from mama_core.memory.catch_up import VectorCatchUp
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import Call, Env, prepare_call, prepare_input
-from mama_core.memory.errors import EngineError
 from mama_core.memory.events import ChainHead
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ActionInput, MutationInput
@@ -121,7 +120,7 @@ class Engine:
     ) -> dict[str, Any]:
         """Run one action for a caller; a mutation returns its receipt, a read its result.
 
-        Raises a ``MamaError`` subclass (see ``mama_core.memory.errors``) on refusal.
+        Raises a ``MamaError`` subclass (see ``mama_core.errors``) on refusal.
         """
         if self._closed.is_set():
             raise EngineError("The memory engine is closed.")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from mama_core.memory.errors import NotGrantedError
+from mama_core.errors import NotGrantedError
 from mama_core.scope_names import GLOBAL, check_scope_name
 
 

@@ -25,7 +25,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from mama_core.memory.errors import NotGrantedError, OwnerTurnRequiredError
+from mama_core.errors import NotGrantedError, OwnerTurnRequiredError
 from mama_core.memory.session import SessionFacts
 from mama_core.model import GUIDANCE_KINDS, OWNER_INVOLVEMENTS, Involvement, Judgment, Kind
 

@@ -22,9 +22,9 @@ from datetime import UTC, date, datetime
 from typing import Any, cast
 
 from mama_core import clock
+from mama_core.errors import UnknownPersonError
 from mama_core.memory.actions.observation_reads import visible_clause
 from mama_core.memory.commitments import OPEN, list_commitments
-from mama_core.memory.errors import UnknownPersonError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import OWNER_PARTY
 from mama_core.memory.person_aliases import Joins, read_joins

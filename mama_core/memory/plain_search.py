@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mama_core.errors import NotGrantedError
 from mama_core.memory.dispatcher import Call
-from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.records import summary_dict

@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory.dispatcher import REGISTRY, Call, Env
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection

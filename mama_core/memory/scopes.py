@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from mama_core.memory.errors import ScopeDeniedError
+from mama_core.errors import ScopeDeniedError
 from mama_core.scope_bindings import scope_predicate
 
 if TYPE_CHECKING:

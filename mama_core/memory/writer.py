@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mama_core import clock
-from mama_core.errors import MamaError
+from mama_core.errors import CommandConflictError, MamaError
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.coverage import written_rows
-from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
 from mama_core.memory.grants import Grant
 from mama_core.memory.session import SessionFacts

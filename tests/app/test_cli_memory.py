@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mama_core.memory.errors import NotFoundError, TombstonedError
+from mama_core.errors import NotFoundError, TombstonedError
 from mama_core.store import DbKey, Store
 from tests.app.test_cli_store_errors import run_mama
 from tests.conftest import TEST_KEY_HEX

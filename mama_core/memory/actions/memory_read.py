@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.errors import NotFoundError
 from mama_core.memory import verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
-from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
 from mama_core.memory.events import EVENT_COLUMNS, event_from_row
 from mama_core.memory.evidence import evidence_ids, evidence_items

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mama_core.errors import NotFoundError
 from mama_core.memory.dispatcher import Call, Env, query
-from mama_core.memory.errors import NotFoundError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import (
     ObservationCountsInput,

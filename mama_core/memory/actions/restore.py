@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RestoreInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.records import load_visible

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory import commitments, ownership, proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.records import load_visible

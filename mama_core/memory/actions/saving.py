@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from mama_core import clock
+from mama_core.errors import NotGrantedError
 from mama_core.memory import commitments, evidence, ownership, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of

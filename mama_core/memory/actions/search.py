@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mama_core.errors import NotGrantedError
 from mama_core.memory import plain_search, proposed_changes, verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
-from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.provenance import origin_line

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from mama_core.embeddings import Embedder
+from mama_core.errors import CommandConflictError
 from mama_core.memory import Engine, Grant, NotFoundError, SessionFacts
-from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.observation_erasure import find_observation
 from mama_core.memory.purge_pending import PendingPurge, backups_of, pending_purge
 from mama_core.memory.session import ActorKind, TurnKind
