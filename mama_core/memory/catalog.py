@@ -16,7 +16,7 @@ from typing import Any
 
 import mama_core.memory.actions  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers every verb)
 from mama_core.memory.dispatcher import REGISTRY, ActionSpec
-from mama_core.memory.grants import agent_actions, all_actions, owner_only_actions
+from mama_core.scopes.grants import agent_actions, all_actions, owner_only_actions
 
 OWNER_ONLY_ACTIONS: frozenset[str] = owner_only_actions()
 AGENT_ACTIONS: frozenset[str] = agent_actions()

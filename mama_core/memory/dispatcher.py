@@ -28,11 +28,11 @@ from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionEr
 from mama_core.memory import ownership
 from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.grants import Grant, declare_action
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.recall import Recall
+from mama_core.scopes.grants import Grant, declare_action
 from mama_core.store.connection import Connection
 
 InputT = TypeVar("InputT", bound=BaseModel)

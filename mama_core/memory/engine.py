@@ -35,7 +35,6 @@ from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.dispatcher import Call, Env, prepare_call, prepare_input
 from mama_core.memory.events import ChainHead
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
@@ -44,6 +43,7 @@ from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
+from mama_core.scopes.grants import Grant
 from mama_core.store import Store, sqlcipher
 from mama_core.store.connection import Connection, log_failure
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from mama_core.errors import NotGrantedError
-from mama_core.scope_names import GLOBAL, check_scope_name
+from mama_core.scopes.names import GLOBAL, check_scope_name
 
 
 class ActionAccess(NamedTuple):
