@@ -23,16 +23,16 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from mama_core.canonical import canonical_hash
 from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory import ownership
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
-from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.recall import Recall
 from mama_core.scopes.grants import Grant, declare_action
+from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
 
 InputT = TypeVar("InputT", bound=BaseModel)

@@ -38,12 +38,12 @@ from mama_core.memory.events import ChainHead
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
-from mama_core.memory.receipt import Receipt
-from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
+from mama_core.receipt import Receipt
 from mama_core.scopes.grants import Grant
+from mama_core.session import SessionFacts
 from mama_core.store import Store, sqlcipher
 from mama_core.store.connection import Connection, log_failure
 

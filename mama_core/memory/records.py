@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mama_core.canonical import canonical_hash
 from mama_core.errors import NotFoundError
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.provenance import origin_line
 from mama_core.model import Judgment, select_columns
 from mama_core.scopes.bindings import scopes_of

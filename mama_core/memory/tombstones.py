@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from mama_core.canonical import sha256_hex
 from mama_core.errors import InvalidTransitionError, NotFoundError, TombstonedError
-from mama_core.memory.canonical import sha256_hex
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment

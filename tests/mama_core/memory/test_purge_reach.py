@@ -21,7 +21,7 @@ from mama_core.errors import CommandConflictError
 from mama_core.memory import Engine, Grant, NotFoundError, SessionFacts
 from mama_core.memory.observation_erasure import find_observation
 from mama_core.memory.purge_pending import PendingPurge, backups_of, pending_purge
-from mama_core.memory.session import ActorKind, TurnKind
+from mama_core.session import ActorKind, TurnKind
 from mama_core.store import DbKey, Store
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, save
 from tests.mama_core.memory.test_purge_erasure import (
