@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from mama_core.action_registry import ACTIONS, ActionRegistry
 from mama_core.canonical import canonical_hash
 from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
@@ -31,7 +32,7 @@ from mama_core.memory.config import EngineConfig
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.recall import Recall
-from mama_core.scopes.grants import Grant, declare_action
+from mama_core.scopes.grants import Grant
 from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
 
@@ -109,17 +110,9 @@ class ActionSpec(Generic[InputT]):
         return self.query(conn, call, env)
 
 
-REGISTRY: dict[str, ActionSpec[Any]] = {}
-"""Every registered action by name, in registration order (the catalog's order)."""
-_BY_MODEL: dict[type[BaseModel], ActionSpec[Any]] = {}
-
-
-def _register(spec: ActionSpec[Any]) -> None:
-    if spec.name in REGISTRY or spec.input_model in _BY_MODEL:
-        raise ValueError(f"action {spec.name} (or its input model) is registered twice")
-    declare_action(spec.name, owner_only=spec.owner_only, for_agents=spec.for_agents)
-    REGISTRY[spec.name] = spec
-    _BY_MODEL[spec.input_model] = spec
+REGISTRY: ActionRegistry[ActionSpec[Any]] = ACTIONS
+"""Every registered action by name, in registration order (the catalog's order): the
+one registry (``mama_core.action_registry.ACTIONS``), typed with this module's spec."""
 
 
 def mutation(
@@ -134,7 +127,7 @@ def mutation(
     """Register the decorated function as the handler of mutating action ``name``."""
 
     def register(handler: MutationHandler[InputT]) -> MutationHandler[InputT]:
-        _register(
+        REGISTRY.register(
             ActionSpec(
                 name,
                 model,
@@ -157,7 +150,7 @@ def query(
     """Register the decorated function as the handler of read action ``name``."""
 
     def register(handler: ReadHandler[InputT]) -> ReadHandler[InputT]:
-        _register(
+        REGISTRY.register(
             ActionSpec(
                 name,
                 model,
@@ -187,7 +180,7 @@ def parse_input(model: type[InputT], /, **fields: Any) -> InputT:
 
 def spec_for_input_type(model: type[InputT]) -> ActionSpec[InputT]:
     """The action that takes input model ``model``."""
-    spec: ActionSpec[InputT] | None = _BY_MODEL.get(model)
+    spec: ActionSpec[InputT] | None = REGISTRY.for_input(model)
     if spec is None:
         raise UnknownActionError(
             f"No action takes {model.__name__}.", details={"input": model.__name__}

@@ -260,7 +260,7 @@ def changes_after(conn: Connection, after_id: int) -> list[tuple[int, int | None
 
 def approve(tx: Tx, change: ChangeProposal, env: Env) -> Applied:
     """Apply ``change`` as the caller of ``tx`` (the owner), in this transaction's event."""
-    spec = REGISTRY[change.action]
+    spec = REGISTRY.spec(change.action)
     call = Call(spec, spec.input_model.model_validate(change.payload), tx.session, tx.grant)
     inner = spec.command(call, env).apply(tx)
     _resolve(tx, change, "approved")
