@@ -16,7 +16,7 @@ gets its command id and the hash of its canonical payload here.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -53,6 +53,19 @@ class Call(Generic[InputT]):
     """A receipt for ``command_id`` already exists: skip costly preparation."""
 
 
+class ReplyReader(Protocol):
+    """The app's read of what MAMA sent back: the observations of the replies and notices
+    delivered for the inputs whose observations are ``input_observation_ids``. The core
+    calls it (``memory.quotes``) and never names the runtime's tables itself."""
+
+    def __call__(self, conn: Connection, input_observation_ids: Sequence[int], /) -> list[int]: ...
+
+
+def no_replies(conn: Connection, input_observation_ids: Sequence[int], /) -> list[int]:
+    """The ``ReplyReader`` of an engine without the app's runtime: nothing was sent back."""
+    return []
+
+
 @dataclass(frozen=True)
 class Env:
     """What handlers need from the engine: settings, the embedding model and recall."""
@@ -71,6 +84,8 @@ class Env:
     memory (and not told apart by its words) restates it (``restatements``)."""
     check_restatements: bool = True
     """``EngineConfig.check_restatements``."""
+    replies: ReplyReader = no_replies
+    """The app's read of what was sent back for an input (``Engine``'s ``replies``)."""
 
 
 MutationHandler = Callable[[Call[InputT], Env], Command]

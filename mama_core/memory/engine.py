@@ -33,7 +33,14 @@ from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.catch_up import VectorCatchUp
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.dispatcher import Call, Env, prepare_call, prepare_input
+from mama_core.memory.dispatcher import (
+    Call,
+    Env,
+    ReplyReader,
+    no_replies,
+    prepare_call,
+    prepare_input,
+)
 from mama_core.memory.events import ChainHead
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
@@ -61,9 +68,13 @@ class Engine:
         embedder: Embedder,
         config: EngineConfig | None = None,
         anchor_keeper: AnchorKeeper | None = None,
+        replies: ReplyReader | None = None,
     ) -> None:
         """``anchor_keeper``, if given, keeps the chain head outside the file after
-        each commit (``mama verify`` then finds a cut tail or a rewritten chain)."""
+        each commit (``mama verify`` then finds a cut tail or a rewritten chain).
+        ``replies`` is the app's read of what its runtime sent back for an input (the
+        app's tables, which the core does not name); without it no reply quotes a
+        memory (``memory.quotes``)."""
         self.store = store
         self.embedder = embedder
         self.config = config or EngineConfig()
@@ -99,6 +110,7 @@ class Engine:
             swap_same_meaning=scale.swap_same_meaning,
             restatement_threshold=scale.restatement_threshold,
             check_restatements=self.config.check_restatements,
+            replies=no_replies if replies is None else replies,
         )
         self._closed = threading.Event()
         self._recall: Recall | None = None
