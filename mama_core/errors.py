@@ -4,7 +4,9 @@ Every error a person may see is a ``MamaError``: a machine ``code`` (stable,
 snake_case, what a program switches on), a one-sentence ``message`` that names
 the problem and what to do, and the ``exit_code`` the command line uses.
 Third-party errors (SQLCipher, llama.cpp, the OS keyring) are translated into
-these where they enter, so no traceback reaches a person.
+these where they enter, so no traceback reaches a person. The judgment engine's
+refusals (``EngineError`` and below, exit codes 30-49) are here too, one class per
+refusal.
 """
 
 from __future__ import annotations
@@ -89,3 +91,110 @@ class ModelUnavailableError(MamaError):
 
     code = "model_unavailable"
     exit_code = 20
+
+
+# --- the judgment engine: one class per refusal, exit codes 30-49 -------------
+# Messages name what was refused and why; they never repeat caller text that might be a secret.
+
+
+class EngineError(MamaError):
+    """Root of the judgment engine's refusals."""
+
+    code = "engine_error"
+    exit_code = 30
+
+
+class UnknownActionError(EngineError):
+    """The action name is not in the catalog."""
+
+    code = "unknown_action"
+    exit_code = 31
+
+
+class InvalidInputError(EngineError):
+    """The payload does not match the action's schema; details name the field paths."""
+
+    code = "invalid_input"
+    exit_code = 32
+
+
+class NotGrantedError(EngineError):
+    """The caller's grant does not include this action (or this use of it)."""
+
+    code = "not_granted"
+    exit_code = 33
+
+
+class ScopeDeniedError(EngineError):
+    """An explicit scope lies outside the caller's grant; never silently narrowed."""
+
+    code = "scope_denied"
+    exit_code = 34
+
+
+class SecretRefusedError(EngineError):
+    """A recallable write contains something shaped like a secret."""
+
+    code = "secret_refused"
+    exit_code = 35
+
+
+class OwnerTurnRequiredError(EngineError):
+    """A non-owner turn tried to retire or replace guidance or an owner's record."""
+
+    code = "owner_turn_required"
+    exit_code = 36
+
+
+class TombstonedError(EngineError):
+    """The save matches a tombstone: the owner retired this and forbade its return."""
+
+    code = "tombstoned"
+    exit_code = 37
+
+
+class AlreadyRejectedError(EngineError):
+    """A proposal the owner already rejected, from the same items: not proposed again."""
+
+    code = "already_rejected"
+    exit_code = 41
+
+
+class CommandConflictError(EngineError):
+    """A command id was reused with a different payload, action or caller."""
+
+    code = "command_conflict"
+    exit_code = 38
+
+
+class NotFoundError(EngineError):
+    """No such record, or not visible to the caller (the two look the same)."""
+
+    code = "not_found"
+    exit_code = 39
+
+
+class InvalidTransitionError(EngineError):
+    """The record's status does not allow this change (e.g. approving an active record)."""
+
+    code = "invalid_transition"
+    exit_code = 40
+
+
+class UnknownPersonError(NotFoundError):
+    """No one the caller may know of goes by this name; the nearest known names are in
+    ``details["suggestions"]`` (a not-found, so its exit code is not-found's)."""
+
+    code = "unknown_person"
+
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        hint = (
+            f" Did you mean {', '.join(repr(s) for s in suggestions)}?"
+            if suggestions
+            else " No one with a similar name is known either."
+        )
+        super().__init__(
+            f"No one known as {name.strip()!r}: no commitment, message, meeting or memory "
+            f"names them.{hint} List the people known, or join this name to one of them.",
+            details={"name": name.strip(), "suggestions": suggestions},
+        )

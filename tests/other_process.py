@@ -50,7 +50,7 @@ def commit_elsewhere(
 def main(argv: list[str]) -> None:
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
-    from mama_core.memory.session import ActorKind, TurnKind
+    from mama_core.session import ActorKind, TurnKind
     from mama_core.store import DbKey, Store
 
     db, cache, who, action, payload = argv

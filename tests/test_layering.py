@@ -214,7 +214,7 @@ def test_no_sql_in_ui() -> None:
 CORE_BOTTOM = (
     "mama_core.model",
     "mama_core.clock",
-    "mama_core.scope_bindings",
+    "mama_core.scopes.bindings",
     "mama_core.errors",
     "mama_core.store",
 )
@@ -241,7 +241,7 @@ def test_bottom_of_mama_core_imports_nothing_above_it() -> None:
     bottom = [m for m in graph if any(_within(m, b) for b in CORE_BOTTOM)]
     assert set(CORE_BOTTOM) <= set(bottom)
     # Positive control: the bottom does import within itself, and that is seen.
-    assert "mama_core.store.connection" in graph["mama_core.scope_bindings"]
+    assert "mama_core.store.connection" in graph["mama_core.scopes.bindings"]
     offenders = {
         module: sorted(t for t in graph[module] if not any(_within(t, b) for b in CORE_BOTTOM))
         for module in bottom
@@ -264,9 +264,9 @@ def _scope_binding_sql(path: Path) -> list[int]:
 
 def test_scope_bindings_is_named_in_sql_by_one_module() -> None:
     """The confidentiality boundary (which scopes see which judgments) is written once:
-    ``mama_core/scope_bindings.py`` is the only module whose SQL names the table
+    ``mama_core/scopes/bindings.py`` is the only module whose SQL names the table
     (migrations are SQL files; a list of table names is not SQL)."""
-    home = REPO_ROOT / "mama_core" / "scope_bindings.py"
+    home = REPO_ROOT / "mama_core" / "scopes" / "bindings.py"
     # Positive control: the predicate, the binding writes and reads are all seen there.
     assert len(_scope_binding_sql(home)) >= 6
     offenders = {

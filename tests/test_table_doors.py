@@ -149,3 +149,31 @@ def test_every_exception_is_still_needed() -> None:
         if module not in tables.get(table, {})
     )
     assert stale == []
+
+
+APP_TABLES = frozenset({"mailbox", "deliveries"})
+"""The runtime's tables (``app/durable``): the core calls the app's read functions for
+them (``Engine(replies=...)``) and never names them in its own SQL."""
+
+READ = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)")
+
+
+def table_reads(path: Path) -> set[str]:
+    """The tables ``path``'s SQL reads or joins (``FROM t`` / ``JOIN t``, upper case)."""
+    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(READ.findall(node.value))
+    return found
+
+
+def test_the_core_names_none_of_the_app_tables() -> None:
+    # Positive control: the app's read of what was sent back joins both, and is seen.
+    assert table_reads(REPO_ROOT / "app" / "durable" / "journal.py") >= APP_TABLES
+    offenders = {
+        str(path.relative_to(REPO_ROOT)): sorted(reads)
+        for path in sorted((REPO_ROOT / "mama_core").rglob("*.py"))
+        if (reads := table_reads(path) & APP_TABLES)
+    }
+    assert offenders == {}

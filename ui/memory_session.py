@@ -88,6 +88,7 @@ def open_memory(
     progress: Progress | None = None,
 ) -> OpenMemory:
     """Open (or create) the store, load the embedding model and start the engine."""
+    from app.durable.journal import reply_observations
     from app.local.chain_anchor import held_data_marks
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, EngineConfig
@@ -106,6 +107,7 @@ def open_memory(
             embedder,
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             StoreAnchors(paths.db, paths.config, store.store_id),
+            replies=reply_observations,
         )
         follow_purges(engine, paths.home)
     except BaseException:

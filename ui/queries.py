@@ -1,7 +1,7 @@
 """What the review window reads beside the action catalog, shaped for a person.
 
 The queries themselves are below (``mama_core.memory.owner_reads``,
-``mama_core.scope_bindings``): this module holds no SQL. Each function runs on the
+``mama_core.scopes.bindings``): this module holds no SQL. Each function runs on the
 bridge's read connection (``EngineBridge.read``) and never writes: mutations go
 through ``engine.dispatch`` only.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from mama_core.memory.events import ERASED
 from mama_core.memory.owner_reads import LoggedEvent, event_page, events_since
-from mama_core.scope_bindings import bound_scope_names
+from mama_core.scopes.bindings import bound_scope_names
 from mama_core.store.connection import Connection
 from ui.words import actor_of, status_word
 

@@ -28,8 +28,8 @@ from app.present.catalog_tools import (
     run_tool,
     tool_name,
 )
+from mama_core.canonical import canonical_hash
 from mama_core.memory import Engine, Grant, SessionFacts
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.taint import carries_outside_words, origin_of_read
 
 log = logging.getLogger(__name__)

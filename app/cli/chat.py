@@ -18,7 +18,7 @@ import click
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.memory import json_option
-from mama_core.memory.errors import InvalidInputError
+from mama_core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from app.durable.desk import ChatLine

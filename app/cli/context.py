@@ -93,6 +93,7 @@ class CliContext:
 
     def engine(self) -> Engine:
         if self._engine is None:
+            from app.durable.journal import reply_observations
             from mama_core.memory import Engine, EngineConfig
 
             store = self.store()
@@ -100,7 +101,9 @@ class CliContext:
             config = EngineConfig(
                 tombstone_threshold=self.settings.tombstone_threshold, commit_poll_seconds=None
             )
-            engine = Engine(store, self.embedder(), config, self.anchors())
+            engine = Engine(
+                store, self.embedder(), config, self.anchors(), replies=reply_observations
+            )
             self._engine = engine
             follow_purges(engine, self.paths.home)
             # Registered after the store's close, so it runs first (LIFO).

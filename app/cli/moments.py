@@ -16,7 +16,7 @@ from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from app.cli.work import CLEAR_DUE, parse_when
-from mama_core.memory.errors import InvalidInputError
+from mama_core.errors import InvalidInputError
 
 _DAYS = {"today": 0, "yesterday": -1, "tomorrow": 1}
 _UNITS = {

@@ -19,9 +19,9 @@ from app.cli.context import CliContext
 from app.cli.display import terminal_text
 from app.cli.memory import ConfirmationRequired, json_option
 from app.cli.params import ROW_ID
+from mama_core.errors import InvalidInputError
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
-from mama_core.memory.errors import InvalidInputError
 from mama_core.memory.inputs import PurgeInput
 from mama_core.memory.purge_pending import pending_purge
 from mama_core.store.connection import Connection

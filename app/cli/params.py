@@ -29,7 +29,7 @@ class RowIdType(click.ParamType):
             except ValueError:
                 number = None
         if number is None or not is_store_id(number):
-            from mama_core.memory.errors import InvalidInputError
+            from mama_core.errors import InvalidInputError
 
             name = param.human_readable_name if param is not None else "id"
             raise InvalidInputError(

@@ -21,9 +21,9 @@ from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.memory import edit_and_approve, receipt_line, text_option
 from app.cli.params import ROW_ID
+from mama_core.errors import EngineError
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
-from mama_core.memory.errors import EngineError
 from mama_core.memory.evidence import evidence_line
 from mama_core.memory.inputs import ApproveInput, RejectInput
 from mama_core.memory.provenance import turn_words

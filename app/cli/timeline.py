@@ -23,7 +23,7 @@ from app.cli.moments import parse_moment
 from app.cli.params import ROW_ID
 from app.cli.work import named_zone
 from mama_core import clock
-from mama_core.memory.errors import InvalidInputError
+from mama_core.errors import InvalidInputError
 from mama_core.model import KINDS
 
 MAX_VERSIONS = 200

@@ -20,10 +20,10 @@ from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.params import ROW_ID
 from mama_core import clock
+from mama_core.errors import InvalidInputError
 from mama_core.memory import Receipt
 from mama_core.memory.commitments import due_fields
 from mama_core.memory.dispatcher import parse_input
-from mama_core.memory.errors import InvalidInputError
 from mama_core.memory.inputs import (
     OWNER_PARTY,
     CommitmentCloseInput,

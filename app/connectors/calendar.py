@@ -51,7 +51,7 @@ from app.connectors.calendar_events import (
     occurrences,
     parse_calendar,
 )
-from mama_core.scope_names import is_scope_name
+from mama_core.scopes.names import is_scope_name
 
 OPTIONS_HELP: dict[str, str] = {
     "url": "a CalDAV server's address, e.g. https://cloud.example.com/remote.php/dav "

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import httpx
 
 from app.connectors.base import Batch, BrokenParts, ConnectorError, Item, Problem
-from mama_core.scope_names import is_scope_name
+from mama_core.scopes.names import is_scope_name
 
 OPTIONS_HELP: dict[str, str] = {
     "boards": "the boards to read: names or ids, comma-separated (required)",

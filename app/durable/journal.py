@@ -16,6 +16,7 @@ queue strictly in order, so replies never overtake each other.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -112,6 +113,22 @@ def sent_cards(conn: Connection, judgment_id: int) -> list[tuple[str, str]]:
         (judgment_id,),
     ).fetchall()
     return [(str(ref), str(sent_at)) for ref, sent_at in rows]
+
+
+def reply_observations(conn: Connection, input_observation_ids: Sequence[int], /) -> list[int]:
+    """The observations of what was sent back (a reply or notice text) for the inputs
+    whose observations are ``input_observation_ids``: the engine's ``ReplyReader``, so
+    ``memory.quotes`` finds a turn's answer without the core naming these tables."""
+    ids = list(input_observation_ids)
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        "SELECT d.observation_id FROM deliveries d JOIN mailbox m ON m.id = d.input_id "
+        f"WHERE m.observation_id IN ({marks}) AND d.observation_id IS NOT NULL",
+        ids,
+    ).fetchall()
+    return [int(r[0]) for r in rows]
 
 
 class DeliveryJournal:

@@ -23,7 +23,7 @@ from pydantic import (
 
 from mama_core.embeddings.convert import BUILTIN_MODELS, DEFAULT_EMBEDDING_MODEL
 from mama_core.errors import MamaError
-from mama_core.scope_names import ScopeName
+from mama_core.scopes.names import ScopeName
 
 
 class SettingsError(MamaError):

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from app.admin.copies import follow_purges
+from app.durable.journal import reply_observations
 from app.local.chain_anchor import StoreAnchors, held_data_marks
 from app.local.keys import resolve_key
 from app.local.paths import Paths
@@ -52,6 +53,7 @@ def open_engine(db_path: Path, paths: Paths) -> Iterator[Engine]:
             embedder,
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             StoreAnchors(db_path, paths.config, store.store_id),
+            replies=reply_observations,
         )
         follow_purges(engine, paths.home)
         try:

@@ -28,11 +28,11 @@ import numpy as np
 
 from app.mcp.identity import ClientIdentity
 from app.mcp.project_scope import ProjectBinding
+from mama_core.errors import EngineError
 from mama_core.guidance import render_index
 from mama_core.memory import CATALOG, EngineConfig
 from mama_core.memory.actions.checkpoints import checkpoint_list
 from mama_core.memory.dispatcher import Env, prepare_call
-from mama_core.memory.errors import EngineError
 from mama_core.recall import Recall, RecallHit, RecallQuery
 from mama_core.store import DbKey, connect, latest_version, schema_version
 from mama_core.store.connection import Connection

@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 from mama_core.invisible import hidden_char
 from mama_core.memory import Grant
-from mama_core.scope_names import GLOBAL, is_scope_name
+from mama_core.scopes.names import GLOBAL, is_scope_name
 
 log = logging.getLogger(__name__)
 

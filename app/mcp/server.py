@@ -48,9 +48,8 @@ from app.present.catalog_tools import (
     refused,
     result_text,
 )
-from mama_core.errors import MamaError
+from mama_core.errors import InvalidInputError, MamaError, UnknownActionError
 from mama_core.memory import CATALOG, Engine
-from mama_core.memory.errors import InvalidInputError, UnknownActionError
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from app.admin.copies import follow_purges
+from app.durable.journal import reply_observations
 from app.local.chain_anchor import StoreAnchors, held_data_marks
 from app.local.keys import resolve_key
 from app.local.log_redaction import RedactingFormatter
@@ -57,6 +58,7 @@ async def serve(
             embedder,
             EngineConfig(tombstone_threshold=settings.tombstone_threshold),
             StoreAnchors(paths.db, paths.config, store.store_id),
+            replies=reply_observations,
         )
         follow_purges(engine, paths.home)
         try:

@@ -26,8 +26,8 @@ from app.team.errors import (
 from app.team.schema import GENESIS_HASH, TEXT_SEARCH_CONFIG, read_meta
 from app.team.scopes import check_team_scope, covers
 from mama_core import clock
+from mama_core.canonical import canonical, canonical_hash, sha256_hex
 from mama_core.embeddings.base import PASSAGE, QUERY, Embedder, score_scale
-from mama_core.memory.canonical import canonical, canonical_hash, sha256_hex
 from mama_core.memory.secrets_scan import refuse_secrets
 from mama_core.recall.config import Arm, RecallConfig
 from mama_core.recall.fusion import rank_list, rrf

@@ -5,10 +5,7 @@ The vocabulary (kinds, statuses, ``ChangeSet``) lives in ``mama_core.model``."""
 
 from __future__ import annotations
 
-from mama_core.memory.catalog import CATALOG, ActionSpec, Catalog
-from mama_core.memory.config import EngineConfig
-from mama_core.memory.engine import Engine
-from mama_core.memory.errors import (
+from mama_core.errors import (
     CommandConflictError,
     EngineError,
     InvalidInputError,
@@ -21,10 +18,13 @@ from mama_core.memory.errors import (
     TombstonedError,
     UnknownActionError,
 )
-from mama_core.memory.grants import Grant
-from mama_core.memory.receipt import Receipt
-from mama_core.memory.session import ActorKind, SessionFacts, TurnKind
+from mama_core.memory.catalog import CATALOG, ActionSpec, Catalog
+from mama_core.memory.config import EngineConfig
+from mama_core.memory.engine import Engine
 from mama_core.memory.verify import VerifyReport, verify_store
+from mama_core.receipt import Receipt
+from mama_core.scopes.grants import Grant
+from mama_core.session import ActorKind, SessionFacts, TurnKind
 
 __all__ = [
     "CATALOG",

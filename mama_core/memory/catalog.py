@@ -16,12 +16,11 @@ from typing import Any
 
 import mama_core.memory.actions  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers every verb)
 from mama_core.memory.dispatcher import REGISTRY, ActionSpec
-from mama_core.memory.grants import agent_actions, all_actions, owner_only_actions
 
-OWNER_ONLY_ACTIONS: frozenset[str] = owner_only_actions()
-AGENT_ACTIONS: frozenset[str] = agent_actions()
+OWNER_ONLY_ACTIONS: frozenset[str] = REGISTRY.owner_only_actions()
+AGENT_ACTIONS: frozenset[str] = REGISTRY.agent_actions()
 """What an agent grant holds by default: never an owner-only verb."""
-ALL_ACTIONS: frozenset[str] = all_actions()
+ALL_ACTIONS: frozenset[str] = REGISTRY.all_actions()
 
 
 class Catalog:

@@ -23,14 +23,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from mama_core import clock
-from mama_core.memory.errors import InvalidTransitionError, OwnerTurnRequiredError
-from mama_core.memory.grants import Grant
+from mama_core.errors import InvalidTransitionError, OwnerTurnRequiredError
 from mama_core.memory.inputs import OWNER_PARTY, CommitmentTerms
-from mama_core.memory.scopes import scope_filter, visible_scopes
-from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment, Kind, Status
-from mama_core.scope_bindings import scope_names_column
+from mama_core.scopes.bindings import scope_names_column
+from mama_core.scopes.grants import Grant
+from mama_core.scopes.reach import scope_filter, visible_scopes
+from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
 
 OPEN, DONE, DROPPED = "open", "done", "dropped"

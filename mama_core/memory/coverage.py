@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from mama_core.scope_bindings import BINDINGS_DIGEST_SQL
+from mama_core.scopes.bindings import BINDINGS_DIGEST_SQL
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
 

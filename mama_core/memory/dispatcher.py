@@ -16,23 +16,24 @@ gets its command id and the hash of its canonical payload here.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from mama_core.action_registry import ACTIONS, ActionRegistry
+from mama_core.canonical import canonical_hash
 from mama_core.embeddings.base import MINILM_SCALE
+from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory import ownership
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.errors import InvalidInputError, NotGrantedError, UnknownActionError
-from mama_core.memory.grants import Grant, declare_action
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
-from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.recall import Recall
+from mama_core.scopes.grants import Grant
+from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -50,6 +51,19 @@ class Call(Generic[InputT]):
     payload_hash: str = ""
     replay_known: bool = False
     """A receipt for ``command_id`` already exists: skip costly preparation."""
+
+
+class ReplyReader(Protocol):
+    """The app's read of what MAMA sent back: the observations of the replies and notices
+    delivered for the inputs whose observations are ``input_observation_ids``. The core
+    calls it (``memory.quotes``) and never names the runtime's tables itself."""
+
+    def __call__(self, conn: Connection, input_observation_ids: Sequence[int], /) -> list[int]: ...
+
+
+def no_replies(conn: Connection, input_observation_ids: Sequence[int], /) -> list[int]:
+    """The ``ReplyReader`` of an engine without the app's runtime: nothing was sent back."""
+    return []
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,8 @@ class Env:
     memory (and not told apart by its words) restates it (``restatements``)."""
     check_restatements: bool = True
     """``EngineConfig.check_restatements``."""
+    replies: ReplyReader = no_replies
+    """The app's read of what was sent back for an input (``Engine``'s ``replies``)."""
 
 
 MutationHandler = Callable[[Call[InputT], Env], Command]
@@ -109,17 +125,9 @@ class ActionSpec(Generic[InputT]):
         return self.query(conn, call, env)
 
 
-REGISTRY: dict[str, ActionSpec[Any]] = {}
-"""Every registered action by name, in registration order (the catalog's order)."""
-_BY_MODEL: dict[type[BaseModel], ActionSpec[Any]] = {}
-
-
-def _register(spec: ActionSpec[Any]) -> None:
-    if spec.name in REGISTRY or spec.input_model in _BY_MODEL:
-        raise ValueError(f"action {spec.name} (or its input model) is registered twice")
-    declare_action(spec.name, owner_only=spec.owner_only, for_agents=spec.for_agents)
-    REGISTRY[spec.name] = spec
-    _BY_MODEL[spec.input_model] = spec
+REGISTRY: ActionRegistry[ActionSpec[Any]] = ACTIONS
+"""Every registered action by name, in registration order (the catalog's order): the
+one registry (``mama_core.action_registry.ACTIONS``), typed with this module's spec."""
 
 
 def mutation(
@@ -134,7 +142,7 @@ def mutation(
     """Register the decorated function as the handler of mutating action ``name``."""
 
     def register(handler: MutationHandler[InputT]) -> MutationHandler[InputT]:
-        _register(
+        REGISTRY.register(
             ActionSpec(
                 name,
                 model,
@@ -157,7 +165,7 @@ def query(
     """Register the decorated function as the handler of read action ``name``."""
 
     def register(handler: ReadHandler[InputT]) -> ReadHandler[InputT]:
-        _register(
+        REGISTRY.register(
             ActionSpec(
                 name,
                 model,
@@ -187,7 +195,7 @@ def parse_input(model: type[InputT], /, **fields: Any) -> InputT:
 
 def spec_for_input_type(model: type[InputT]) -> ActionSpec[InputT]:
     """The action that takes input model ``model``."""
-    spec: ActionSpec[InputT] | None = _BY_MODEL.get(model)
+    spec: ActionSpec[InputT] | None = REGISTRY.for_input(model)
     if spec is None:
         raise UnknownActionError(
             f"No action takes {model.__name__}.", details={"input": model.__name__}

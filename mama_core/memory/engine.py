@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mama_core.embeddings.base import PASSAGE, Embedder, score_scale
-from mama_core.errors import MamaError
+from mama_core.errors import EngineError, MamaError
 from mama_core.memory.anchor import (
     AnchorKeeper,
     anchor_for,
@@ -33,18 +33,24 @@ from mama_core.memory.catalog import CATALOG, Catalog
 from mama_core.memory.catch_up import VectorCatchUp
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.config import EngineConfig
-from mama_core.memory.dispatcher import Call, Env, prepare_call, prepare_input
-from mama_core.memory.errors import EngineError
+from mama_core.memory.dispatcher import (
+    Call,
+    Env,
+    ReplyReader,
+    no_replies,
+    prepare_call,
+    prepare_input,
+)
 from mama_core.memory.events import ChainHead
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
-from mama_core.memory.receipt import Receipt
-from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
+from mama_core.receipt import Receipt
+from mama_core.scopes.grants import Grant
+from mama_core.session import SessionFacts
 from mama_core.store import Store, sqlcipher
 from mama_core.store.connection import Connection, log_failure
 
@@ -62,9 +68,13 @@ class Engine:
         embedder: Embedder,
         config: EngineConfig | None = None,
         anchor_keeper: AnchorKeeper | None = None,
+        replies: ReplyReader | None = None,
     ) -> None:
         """``anchor_keeper``, if given, keeps the chain head outside the file after
-        each commit (``mama verify`` then finds a cut tail or a rewritten chain)."""
+        each commit (``mama verify`` then finds a cut tail or a rewritten chain).
+        ``replies`` is the app's read of what its runtime sent back for an input (the
+        app's tables, which the core does not name); without it no reply quotes a
+        memory (``memory.quotes``)."""
         self.store = store
         self.embedder = embedder
         self.config = config or EngineConfig()
@@ -100,6 +110,7 @@ class Engine:
             swap_same_meaning=scale.swap_same_meaning,
             restatement_threshold=scale.restatement_threshold,
             check_restatements=self.config.check_restatements,
+            replies=no_replies if replies is None else replies,
         )
         self._closed = threading.Event()
         self._recall: Recall | None = None
@@ -121,7 +132,7 @@ class Engine:
     ) -> dict[str, Any]:
         """Run one action for a caller; a mutation returns its receipt, a read its result.
 
-        Raises a ``MamaError`` subclass (see ``mama_core.memory.errors``) on refusal.
+        Raises a ``MamaError`` subclass (see ``mama_core.errors``) on refusal.
         """
         if self._closed.is_set():
             raise EngineError("The memory engine is closed.")

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from mama_core.memory.events import Event, event_texts, public_event
-from mama_core.memory.grants import Grant
-from mama_core.memory.scopes import scope_filter, visible_scopes
+from mama_core.scopes.grants import Grant
+from mama_core.scopes.reach import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
 
 

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mama_core.memory.canonical import canonical, sha256_hex
+from mama_core.canonical import canonical, sha256_hex
 from mama_core.store.connection import Connection
 
 GENESIS_HASH = "0" * 64

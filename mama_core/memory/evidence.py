@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from mama_core.errors import AlreadyRejectedError, NotFoundError
 from mama_core.memory.actions.observation_reads import (
     COLUMNS,
     FACET_COLUMNS,
@@ -25,11 +26,10 @@ from mama_core.memory.actions.observation_reads import (
     observation_dict,
     visible_clause,
 )
-from mama_core.memory.errors import AlreadyRejectedError, NotFoundError
-from mama_core.memory.grants import Grant
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.tombstones import normalise
-from mama_core.scope_bindings import scope_predicate
+from mama_core.scopes.bindings import scope_predicate
+from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
 
 EVIDENCE_KEY = "evidence"

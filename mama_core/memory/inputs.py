@@ -26,7 +26,7 @@ from mama_core import clock
 from mama_core.ids import MAX_ID
 from mama_core.invisible import has_visible_char
 from mama_core.model import GUIDANCE_KINDS, EdgeKind, Kind, RetireStatus, Status
-from mama_core.scope_names import ScopeName
+from mama_core.scopes.names import ScopeName
 
 
 def _utc(moment: datetime) -> datetime:

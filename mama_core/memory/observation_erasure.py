@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mama_core.memory.errors import InvalidTransitionError, NotFoundError
+from mama_core.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory.writer import Tx
 from mama_core.store.connection import Connection
 from mama_core.store.secret import KEYED_FUNCTION

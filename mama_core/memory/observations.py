@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from mama_core.memory.errors import CommandConflictError
+from mama_core.errors import CommandConflictError
 from mama_core.memory.observation_erasure import find_observation, held_external_ids
 from mama_core.store.connection import Connection
 

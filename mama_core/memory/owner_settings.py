@@ -21,9 +21,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from mama_core.memory.errors import OwnerTurnRequiredError
+from mama_core.errors import OwnerTurnRequiredError
 from mama_core.memory.inputs import ActionInput, MutationInput, Reason
-from mama_core.memory.session import SessionFacts
+from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
 
 TIMEZONE_KEY = "timezone"

@@ -25,9 +25,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from mama_core.memory.errors import NotGrantedError, OwnerTurnRequiredError
-from mama_core.memory.session import SessionFacts
+from mama_core.errors import NotGrantedError, OwnerTurnRequiredError
 from mama_core.model import GUIDANCE_KINDS, OWNER_INVOLVEMENTS, Involvement, Judgment, Kind
+from mama_core.session import SessionFacts
 
 PROPOSABLE_ACTIONS: frozenset[str] = frozenset(
     {"memory.save", "memory.retire", "memory.update_outcome", "memory.link"}

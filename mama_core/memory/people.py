@@ -22,10 +22,9 @@ from datetime import UTC, date, datetime
 from typing import Any, cast
 
 from mama_core import clock
+from mama_core.errors import UnknownPersonError
 from mama_core.memory.actions.observation_reads import visible_clause
 from mama_core.memory.commitments import OPEN, list_commitments
-from mama_core.memory.errors import UnknownPersonError
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import OWNER_PARTY
 from mama_core.memory.person_aliases import Joins, read_joins
 from mama_core.memory.person_names import (
@@ -37,8 +36,9 @@ from mama_core.memory.person_names import (
     parse_author,
     words,
 )
-from mama_core.memory.scopes import scope_filter, visible_scopes
-from mama_core.scope_bindings import scope_names_column
+from mama_core.scopes.bindings import scope_names_column
+from mama_core.scopes.grants import Grant
+from mama_core.scopes.reach import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
 
 MEMORY_STATUSES = ("active", "proposed")

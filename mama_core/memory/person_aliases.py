@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from mama_core.memory.errors import InvalidInputError, InvalidTransitionError
+from mama_core.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.owner_settings import append_setting, latest_values
 from mama_core.memory.person_names import alias_key

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mama_core.errors import NotGrantedError
 from mama_core.memory.dispatcher import Call
-from mama_core.memory.errors import NotGrantedError
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.records import summary_dict
-from mama_core.memory.scopes import read_scopes, scope_filter
 from mama_core.model import Judgment, select_columns
-from mama_core.scope_bindings import scopes_by_id
+from mama_core.scopes.bindings import scopes_by_id
+from mama_core.scopes.grants import Grant
+from mama_core.scopes.reach import read_scopes, scope_filter
 from mama_core.store.connection import Connection
 
 

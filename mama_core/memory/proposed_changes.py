@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory.dispatcher import REGISTRY, Call, Env
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
@@ -260,7 +260,7 @@ def changes_after(conn: Connection, after_id: int) -> list[tuple[int, int | None
 
 def approve(tx: Tx, change: ChangeProposal, env: Env) -> Applied:
     """Apply ``change`` as the caller of ``tx`` (the owner), in this transaction's event."""
-    spec = REGISTRY[change.action]
+    spec = REGISTRY.spec(change.action)
     call = Call(spec, spec.input_model.model_validate(change.payload), tx.session, tx.grant)
     inner = spec.command(call, env).apply(tx)
     _resolve(tx, change, "approved")

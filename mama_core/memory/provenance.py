@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mama_core.memory.session import SessionFacts
 from mama_core.model import GUIDANCE_KINDS, Involvement, Kind, Status
+from mama_core.session import SessionFacts
 
 
 def provenance_of(session: SessionFacts) -> dict[str, Any]:

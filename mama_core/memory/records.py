@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mama_core.memory.canonical import canonical_hash
-from mama_core.memory.errors import NotFoundError
+from mama_core.canonical import canonical_hash
+from mama_core.errors import NotFoundError
 from mama_core.memory.provenance import origin_line
-from mama_core.memory.scopes import scope_filter, visible_scopes
 from mama_core.model import Judgment, select_columns
-from mama_core.scope_bindings import scopes_of
+from mama_core.scopes.bindings import scopes_of
+from mama_core.scopes.reach import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
 
 if TYPE_CHECKING:
-    from mama_core.memory.grants import Grant
+    from mama_core.scopes.grants import Grant
 
 
 def content_hash(content: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ from mama_core.memory.tombstones import normalise
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
 from mama_core.recall.lexical_query import build_lexical_query, quote_fts
 from mama_core.recall.stopwords import STOPWORDS
-from mama_core.scope_bindings import bound_up_to, first_scope_rows, same_scopes_predicate
+from mama_core.scopes.bindings import bound_up_to, first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
-from mama_core.memory.errors import SecretRefusedError
+from mama_core.errors import SecretRefusedError
 from mama_core.memory.secret_generic import keyed_assignment, prefixed_token, random_token
 from mama_core.memory.secret_numbers import bank_account, card_number
 from mama_core.memory.secret_prose import stated_password

@@ -19,12 +19,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from mama_core.memory.canonical import sha256_hex
-from mama_core.memory.errors import InvalidTransitionError, NotFoundError, TombstonedError
+from mama_core.canonical import sha256_hex
+from mama_core.errors import InvalidTransitionError, NotFoundError, TombstonedError
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment
-from mama_core.scope_bindings import ensure_scope_ids, scopes_of
+from mama_core.scopes.bindings import ensure_scope_ids, scopes_of
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
 

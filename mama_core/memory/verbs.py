@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
-from mama_core.memory.errors import InvalidTransitionError, NotGrantedError
+from mama_core.errors import InvalidTransitionError, NotGrantedError
 from mama_core.model import STATUSES, Status
 
 

@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from mama_core.canonical import canonical_hash
 from mama_core.errors import StoreLockedError
 from mama_core.memory.anchor import ChainAnchor, anchor_problems, missing_anchor_problems
-from mama_core.memory.canonical import canonical_hash
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
 from mama_core.memory.events import (
     EVENT_COLUMNS,

@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mama_core import clock
-from mama_core.errors import MamaError
+from mama_core.errors import CommandConflictError, MamaError
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.coverage import written_rows
-from mama_core.memory.errors import CommandConflictError
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
-from mama_core.memory.grants import Grant
-from mama_core.memory.session import SessionFacts
 from mama_core.model import ChangeSet, content_fields
+from mama_core.scopes.grants import Grant
+from mama_core.session import SessionFacts
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection, log_failure, translate_error
 from mama_core.store.secret import StoreSecret

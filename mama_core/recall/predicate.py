@@ -3,7 +3,7 @@
 Scope, status, kind and validity time are applied *before* any ranking, in two
 equivalent forms: SQL (for the lexical arms and the final row fetch) and numpy
 (for the vector cache). Every recall query passes through ``Predicate.sql``,
-whose scope test is the one scope predicate (``mama_core.scope_bindings``), so
+whose scope test is the one scope predicate (``mama_core.scopes.bindings``), so
 none can forget it.
 
 A judgment is visible when at least one of its scope bindings is among the
@@ -19,7 +19,7 @@ from datetime import datetime
 
 from mama_core.clock import iso, to_utc
 from mama_core.model import KINDS, STATUSES
-from mama_core.scope_bindings import scope_predicate
+from mama_core.scopes.bindings import scope_predicate
 
 
 def _checked(names: Iterable[str], known: tuple[str, ...], what: str) -> frozenset[str]:

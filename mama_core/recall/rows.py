@@ -14,7 +14,7 @@ from typing import Any
 
 from mama_core.recall.predicate import Predicate
 from mama_core.recall.query import ArmScore, Label, RecallHit
-from mama_core.scope_bindings import scope_names_column
+from mama_core.scopes.bindings import scope_names_column
 from mama_core.store.connection import Connection
 
 _COLUMNS = (

@@ -28,7 +28,7 @@ import numpy as np
 from mama_core.clock import to_epoch_us
 from mama_core.model import KINDS, STATUSES, ChangeSet
 from mama_core.recall.predicate import Predicate
-from mama_core.scope_bindings import scope_sets
+from mama_core.scopes.bindings import scope_sets
 from mama_core.store.connection import Connection
 
 _STATUS_CODE = {name: i for i, name in enumerate(STATUSES)}

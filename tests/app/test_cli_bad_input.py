@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mama_core.errors import NotADatabaseError
+from mama_core.errors import InvalidInputError, NotADatabaseError, NotFoundError
 from mama_core.ids import MAX_ID
-from mama_core.memory.errors import InvalidInputError, NotFoundError
 from tests.app.runtime.support import MAMA, mama_env
 from tests.app.test_cli_memory import Mama
 from tests.app.test_cli_store_errors import assert_one_line_error, run_mama

@@ -63,7 +63,7 @@ def test_the_owner_decides_a_settings_change_from_a_tainted_turn(
 ) -> None:
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, Grant, SessionFacts
-    from mama_core.memory.session import ActorKind
+    from mama_core.session import ActorKind
 
     mama.json("settings", "timezone", "Europe/Berlin")
     tainted = SessionFacts(actor_kind=ActorKind.AGENT, actor_name="claude-code").with_taint()

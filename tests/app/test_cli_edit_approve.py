@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mama_core.embeddings import Embedder
 from mama_core.memory import Engine, Grant, InvalidTransitionError
-from mama_core.memory.session import ActorKind, SessionFacts, TurnKind
+from mama_core.session import ActorKind, SessionFacts, TurnKind
 from mama_core.store import DbKey, Store
 from tests.app.test_cli_memory import Mama
 from tests.conftest import TEST_KEY_HEX

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mama_core.memory.errors import NotFoundError, TombstonedError
+from mama_core.errors import NotFoundError, TombstonedError
 from mama_core.store import DbKey, Store
 from tests.app.test_cli_store_errors import run_mama
 from tests.conftest import TEST_KEY_HEX
@@ -181,7 +181,7 @@ def test_changing_the_model_then_reindex(mama: Mama, tmp_path: Path) -> None:
 def test_owner_reviews_dev_memory_proposals(mama: Mama, model_cache_dir: Path) -> None:
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, Grant, SessionFacts
-    from mama_core.memory.session import ActorKind, TurnKind
+    from mama_core.session import ActorKind, TurnKind
 
     mama.json("remember", "Mine, in the personal store", "--kind", "fact")
     dev_db = mama.home / "dev-memory.db"
@@ -218,7 +218,7 @@ def test_owner_decides_a_coding_agents_proposal_to_retire_their_rule(
 ) -> None:
     from mama_core.embeddings import load_embedder
     from mama_core.memory import Engine, Grant, SessionFacts
-    from mama_core.memory.session import ActorKind, TurnKind
+    from mama_core.session import ActorKind, TurnKind
 
     rules = [
         mama.json(

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from app.cli.moments import parse_moment
-from mama_core.memory.errors import InvalidInputError
+from mama_core.errors import InvalidInputError
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 12, 2, 4, 30, tzinfo=UTC)  # 05:30 in Berlin

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mama_core.memory.errors import InvalidTransitionError, UnknownPersonError
+from mama_core.errors import InvalidTransitionError, UnknownPersonError
 from tests.app.test_cli_memory import Mama
 from tests.app.test_cli_store_errors import assert_one_line_error
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from mama_core.embeddings import Embedder
+from mama_core.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory import Engine, Grant, SessionFacts
-from mama_core.memory.errors import InvalidTransitionError, NotFoundError
-from mama_core.memory.session import ActorKind, TurnKind
+from mama_core.session import ActorKind, TurnKind
 from mama_core.store import DbKey, Store
 from tests.app.runtime.support import MAMA, mama_env
 from tests.app.test_cli_memory import Mama

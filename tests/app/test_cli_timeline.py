@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mama_core import clock
-from mama_core.memory.errors import InvalidInputError
+from mama_core.errors import InvalidInputError
 from tests.app.test_cli_memory import Mama
 
 

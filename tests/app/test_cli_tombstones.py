@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mama_core.memory.errors import InvalidTransitionError, NotFoundError, TombstonedError
+from mama_core.errors import InvalidTransitionError, NotFoundError, TombstonedError
 from tests.app.test_cli_memory import Mama
 
 RULE = ["--kind", "constraint", "--applies-when", "planning a release"]

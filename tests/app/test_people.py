@@ -16,8 +16,8 @@ from app.connectors.base import Batch, Item
 from app.durable.connector_store import ConnectorStore
 from app.durable.schema import open_runtime_db
 from app.durable.transaction import RuntimeDb
+from mama_core.errors import InvalidTransitionError, UnknownPersonError
 from mama_core.memory import Engine, Grant, NotGrantedError
-from mama_core.memory.errors import InvalidTransitionError, UnknownPersonError
 from mama_core.memory.person_names import NameIndex, alias_key, parse_author, words
 from mama_core.memory.taint import carries_outside_words, origin_of_read
 from mama_core.store import Store

@@ -8,9 +8,9 @@ from typing import Any
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.inputs import CheckpointListInput, CheckpointSaveInput
 from mama_core.memory.provenance import provenance_of
-from mama_core.memory.scopes import read_scopes, write_scopes
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.scope_bindings import ensure_scope_ids
+from mama_core.scopes.bindings import ensure_scope_ids
+from mama_core.scopes.reach import read_scopes, write_scopes
 from mama_core.store.connection import Connection
 
 

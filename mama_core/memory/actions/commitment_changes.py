@@ -21,10 +21,10 @@ from mama_core.memory.inputs import CommitmentCloseInput, CommitmentRescheduleIn
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import involvement_of, provenance_of
 from mama_core.memory.records import load_visible
-from mama_core.memory.scopes import require_writable
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Judgment, Status
-from mama_core.scope_bindings import bind_scopes, scopes_of
+from mama_core.scopes.bindings import bind_scopes, scopes_of
+from mama_core.scopes.reach import require_writable
 
 
 @mutation(

@@ -14,7 +14,7 @@ from mama_core.guidance.delta import render_delta
 from mama_core.guidance.items import GuidanceItem
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import GuidanceChangesInput
-from mama_core.scope_bindings import all_scope_names
+from mama_core.scopes.bindings import all_scope_names
 from mama_core.store.connection import Connection
 
 

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.errors import NotFoundError
 from mama_core.memory import verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
-from mama_core.memory.errors import NotFoundError
 from mama_core.memory.event_view import visible_events
 from mama_core.memory.events import EVENT_COLUMNS, event_from_row
 from mama_core.memory.evidence import evidence_ids, evidence_items
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
 from mama_core.memory.proposed_changes import pending_for
 from mama_core.memory.records import full_dict, load_visible, summary_dict
-from mama_core.memory.scopes import scope_filter
 from mama_core.model import Judgment, Kind
-from mama_core.scope_bindings import scopes_of
+from mama_core.scopes.bindings import scopes_of
+from mama_core.scopes.grants import Grant
+from mama_core.scopes.reach import scope_filter
 from mama_core.store.connection import Connection
 
 MAX_HISTORY = 200

@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mama_core.errors import NotFoundError
 from mama_core.memory.dispatcher import Call, Env, query
-from mama_core.memory.errors import NotFoundError
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import (
     ObservationCountsInput,
     ObservationListInput,
     ObservationReadInput,
 )
+from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
 
 COLUMNS = "o.id, o.source, o.external_id, o.author, o.text, o.received_at, o.purged_at"

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory import ownership, proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
 from mama_core.memory.records import load_visible
-from mama_core.memory.scopes import require_writable
 from mama_core.memory.writer import Applied, Command, Tx
-from mama_core.scope_bindings import scopes_of
+from mama_core.scopes.bindings import scopes_of
+from mama_core.scopes.reach import require_writable
 
 
 @mutation(

@@ -8,7 +8,6 @@ from typing import Any
 
 from mama_core import clock
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
-from mama_core.memory.grants import Grant
 from mama_core.memory.people import about, list_people, read_directory
 from mama_core.memory.person_aliases import (
     PEOPLE_KEY,
@@ -21,6 +20,7 @@ from mama_core.memory.person_aliases import (
 )
 from mama_core.memory.person_names import alias_key
 from mama_core.memory.writer import Applied, Command, Tx
+from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
 
 

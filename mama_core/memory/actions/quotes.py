@@ -17,17 +17,18 @@ An unpurged observation *quotes* judgment J when
   ``/recall locker code`` for J, which says J's words without quoting it whole.
 
 A proposal card (a delivery with ``judgment_id``) keeps no text of its own: it is
-rendered from the judgment, so purging the judgment erases it.
+rendered from the judgment, so purging the judgment erases it. What was sent back
+for an input is the app's to say (its runtime's tables): the engine is given its
+read (``Engine(replies=...)``, ``app.durable.journal.reply_observations``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from mama_core.memory.actions.observation_reads import COLUMNS, observation_dict
-from mama_core.memory.dispatcher import Call, Env, query
+from mama_core.memory.dispatcher import Call, Env, ReplyReader, query
 from mama_core.memory.inputs import QuotesInput
 from mama_core.memory.records import load_visible, predecessors
 from mama_core.model import Judgment
@@ -89,22 +90,12 @@ def _source_ids(j: Judgment) -> list[int]:
     return ids
 
 
-def _reply_ids(conn: Connection, source_ids: Iterable[int]) -> list[int]:
-    ids = list(source_ids)
-    if not ids:
-        return []
-    marks = ", ".join("?" for _ in ids)
-    rows = conn.execute(
-        "SELECT d.observation_id FROM deliveries d JOIN mailbox m ON m.id = d.input_id "
-        f"WHERE m.observation_id IN ({marks}) AND d.observation_id IS NOT NULL",
-        ids,
-    ).fetchall()
-    return [int(r[0]) for r in rows]
-
-
-def quoting(conn: Connection, judgments: list[Judgment]) -> list[dict[str, Any]]:
+def quoting(
+    conn: Connection, judgments: list[Judgment], replies: ReplyReader
+) -> list[dict[str, Any]]:
     """The unpurged observations quoting any of ``judgments``, oldest first, each with
-    ``quotes`` (the judgment ids) and ``why`` (source, reply, text)."""
+    ``quotes`` (the judgment ids) and ``why`` (source, reply, text); ``replies`` is the
+    app's read of what was sent back for an input (its runtime's tables)."""
     found: dict[int, dict[str, set[Any]]] = {}
 
     def note(observation_id: int, judgment_id: int, why: str) -> None:
@@ -118,7 +109,7 @@ def quoting(conn: Connection, judgments: list[Judgment]) -> list[dict[str, Any]]
         sources = _source_ids(j)
         for oid in sources:
             note(oid, j.id, "source")
-        for oid in _reply_ids(conn, sources):
+        for oid in replies(conn, sources) if sources else []:
             note(oid, j.id, "reply")
     cursor = conn.execute("SELECT id, text FROM observations WHERE purged_at IS NULL")
     for oid, text in cursor:
@@ -160,4 +151,4 @@ def quotes(conn: Connection, call: Call[QuotesInput], env: Env) -> dict[str, Any
     chain = [target]
     if inp.include_chain:
         chain += [load_visible(conn, pid, call.grant) for pid in predecessors(conn, target.id)]
-    return {"id": target.id, "observations": quoting(conn, chain)}
+    return {"id": target.id, "observations": quoting(conn, chain, env.replies)}

@@ -32,17 +32,17 @@ from typing import Any
 
 import numpy as np
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RestoreInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.records import load_visible
-from mama_core.memory.scopes import require_writable
 from mama_core.memory.secrets_scan import refuse_secrets
 from mama_core.memory.tombstones import lift_tombstone, refuse_if_tombstoned
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Judgment
-from mama_core.scope_bindings import bind_scopes, scopes_of
+from mama_core.scopes.bindings import bind_scopes, scopes_of
+from mama_core.scopes.reach import require_writable
 from mama_core.store.connection import Connection
 
 RESTORABLE: dict[tuple[str, str], str] = {

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.errors import InvalidTransitionError
 from mama_core.memory import commitments, ownership, proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import InvalidTransitionError
 from mama_core.memory.inputs import RetireInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.records import load_visible
-from mama_core.memory.scopes import require_writable
 from mama_core.memory.tombstones import create_tombstone
 from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Kind, RetireStatus
-from mama_core.scope_bindings import scopes_of
+from mama_core.scopes.bindings import scopes_of
+from mama_core.scopes.reach import require_writable
 
 
 @mutation(

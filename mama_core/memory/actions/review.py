@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory import proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import InvalidInputError, InvalidTransitionError
 from mama_core.memory.inputs import ApproveInput, RejectInput
 from mama_core.memory.lifecycle import FROM_SAVE, supersede
 from mama_core.memory.proposed_changes import ChangeProposal

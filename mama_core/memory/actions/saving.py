@@ -21,20 +21,20 @@ from __future__ import annotations
 import numpy as np
 
 from mama_core import clock
+from mama_core.errors import NotGrantedError
 from mama_core.memory import commitments, evidence, ownership, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
-from mama_core.memory.errors import NotGrantedError
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import load_visible
 from mama_core.memory.restatements import Restatement, find_restatement
-from mama_core.memory.scopes import require_writable, write_scopes
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Kind, Status, embedding_text
-from mama_core.scope_bindings import bind_scopes, scopes_of
+from mama_core.scopes.bindings import bind_scopes, scopes_of
+from mama_core.scopes.reach import require_writable, write_scopes
 
 
 @mutation(

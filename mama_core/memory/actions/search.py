@@ -18,17 +18,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mama_core.errors import NotGrantedError
 from mama_core.memory import plain_search, proposed_changes, verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
-from mama_core.memory.errors import NotGrantedError
-from mama_core.memory.grants import Grant
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.provenance import origin_line
 from mama_core.memory.restatements import HitFacts, group_hits, said
-from mama_core.memory.scopes import read_scopes, visible_scopes
 from mama_core.recall import RecallHit, RecallQuery
-from mama_core.scope_bindings import all_scope_names
+from mama_core.scopes.bindings import all_scope_names
+from mama_core.scopes.grants import Grant
+from mama_core.scopes.reach import read_scopes, visible_scopes
 from mama_core.store.connection import Connection
 
 

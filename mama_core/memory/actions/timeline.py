@@ -22,9 +22,9 @@ from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import RecordState, fold_events
 from mama_core.memory.inputs import TimelineInput
 from mama_core.memory.records import summary_dict
-from mama_core.memory.scopes import read_scopes, scope_filter
 from mama_core.model import WORLD_STATUSES, Judgment, select_columns
-from mama_core.scope_bindings import scopes_by_id
+from mama_core.scopes.bindings import scopes_by_id
+from mama_core.scopes.reach import read_scopes, scope_filter
 from mama_core.store.connection import Connection
 
 _WORLD = frozenset(s.value for s in WORLD_STATUSES)

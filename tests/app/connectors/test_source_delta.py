@@ -10,8 +10,8 @@ from app.durable.evidence import EVIDENCE_CLOSE
 from app.durable.mailbox import InputKind, Mailbox, NewInput
 from app.durable.transaction import RuntimeDb
 from app.runtime.context import ContextBuilder
+from mama_core.errors import NotFoundError
 from mama_core.memory import Engine, Grant, SessionFacts
-from mama_core.memory.errors import NotFoundError
 from tests.app.connectors.items import batch, item
 from tests.app.runtime.support import ManualClock
 from tests.mama_core.memory.helpers import SOURCE_TURN_AGENT

@@ -18,7 +18,7 @@ from app.mcp.project_scope import (
     resolve_binding,
 )
 from mama_core.invisible import hidden_char
-from mama_core.scope_names import is_scope_name
+from mama_core.scopes.names import is_scope_name
 from tests.app.mcp.conftest import VENV_BIN, git_project
 
 

@@ -170,8 +170,8 @@ async def test_the_server_catches_up_on_the_new_models_vectors(
 
     import anyio
 
-    from mama_core.memory.session import ActorKind, TurnKind
     from mama_core.recall import count_missing
+    from mama_core.session import ActorKind, TurnKind
 
     project = git_project(tmp_path / "work", "orchard")
     home = Path(mama_env["MAMA_HOME"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mama_core.memory import Engine, Grant, SessionFacts
-from mama_core.memory.session import ActorKind, TurnKind
+from mama_core.session import ActorKind, TurnKind
 
 OWNER = SessionFacts.owner_cli()
 OWNER_GRANT = Grant.owner()

@@ -5,11 +5,15 @@ receipt."""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
+import pytest
+from pydantic import BaseModel
+
+from mama_core.action_registry import ACTIONS, ActionRegistry
 from mama_core.memory import CATALOG, Engine, InvalidInputError, NotGrantedError, Receipt
 from mama_core.memory.catalog import AGENT_ACTIONS, OWNER_ONLY_ACTIONS
-from mama_core.memory.dispatcher import REGISTRY, parse_input
+from mama_core.memory.dispatcher import REGISTRY, ActionSpec, parse_input
 from mama_core.memory.inputs import (
     ApproveInput,
     RetireInput,
@@ -17,6 +21,7 @@ from mama_core.memory.inputs import (
     SearchInput,
     TombstoneInput,
 )
+from mama_core.scopes.grants import Grant
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
 
 
@@ -33,6 +38,47 @@ def test_every_verb_is_one_registration_with_a_handler_of_its_kind() -> None:
     assert not AGENT_ACTIONS & OWNER_ONLY_ACTIONS
     assert "observation.record" not in AGENT_ACTIONS  # registered for_agents=False
     assert "memory.save" in AGENT_ACTIONS  # positive control
+
+
+def test_grants_the_catalog_and_the_dispatcher_read_one_registry() -> None:
+    assert REGISTRY is ACTIONS
+    assert len(REGISTRY) > 20 and "memory.save" in REGISTRY.names()  # the control: it was read
+    assert Grant.owner().actions == REGISTRY.all_actions() == frozenset(CATALOG.actions)
+    assert Grant.agent(["user:ana"]).actions == REGISTRY.agent_actions() == AGENT_ACTIONS
+    assert REGISTRY.owner_only_actions() == OWNER_ONLY_ACTIONS
+    assert REGISTRY.spec("memory.save").input_model is SaveInput
+    assert REGISTRY.for_input(SaveInput) is REGISTRY.spec("memory.save")
+
+
+class _First(BaseModel):
+    pass
+
+
+class _Second(BaseModel):
+    pass
+
+
+def _spec(name: str, model: type[BaseModel], *, owner_only: bool) -> ActionSpec[Any]:
+    return ActionSpec(
+        name, model, owner_only=owner_only, mutates=False, description=name, for_agents=True
+    )
+
+
+def test_a_registry_takes_each_name_and_model_once_and_keeps_owner_verbs_from_agents() -> None:
+    registry: ActionRegistry[ActionSpec[Any]] = ActionRegistry()
+    shared = _spec("x.shared", _First, owner_only=False)
+    owners = _spec("x.owners", _Second, owner_only=True)  # for_agents=True, yet owner-only
+    registry.register(shared)
+    registry.register(owners)
+    assert registry.names() == ("x.shared", "x.owners")
+    assert registry.spec("x.owners") is owners and registry.for_input(_First) is shared
+    assert registry.agent_actions() == {"x.shared"}  # the positive control beside the refusal
+    assert registry.owner_only_actions() == {"x.owners"}
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(_spec("x.shared", _Second, owner_only=False))
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(_spec("x.other", _First, owner_only=False))
+    assert len(registry) == 2 and "x.other" not in registry
 
 
 def test_a_typed_mutation_returns_the_receipt_dispatch_would(engine: Engine) -> None:

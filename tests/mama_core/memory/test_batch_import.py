@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from mama_core.errors import InvalidInputError, SecretRefusedError
 from mama_core.memory import Engine
-from mama_core.memory.errors import InvalidInputError, SecretRefusedError
 from mama_core.memory.verify import verify_store
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, event_count, search_ids
 

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from mama_core import errors as engine_errors
 from mama_core.memory import (
     CATALOG,
     Engine,
@@ -18,7 +19,6 @@ from mama_core.memory import (
     UnknownActionError,
     verify_store,
 )
-from mama_core.memory import errors as engine_errors
 from mama_core.memory.catalog import AGENT_ACTIONS, OWNER_ONLY_ACTIONS
 from mama_core.model import ChangeSet
 from tests.mama_core.memory.helpers import (

@@ -22,7 +22,7 @@ from mama_core.memory import (
     verify_store,
 )
 from mama_core.memory.commitments import list_commitments
-from mama_core.memory.grants import Grant
+from mama_core.scopes.grants import Grant
 from mama_core.store import sqlcipher
 from tests.mama_core.memory.helpers import (
     AGENT,

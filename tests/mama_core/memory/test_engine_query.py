@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from mama_core.errors import EngineError
 from mama_core.memory import Engine
-from mama_core.memory.errors import EngineError
 from mama_core.store import Store
 from mama_core.store.connection import Connection
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT

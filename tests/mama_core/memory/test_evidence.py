@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from mama_core.errors import AlreadyRejectedError
 from mama_core.memory import Engine, InvalidInputError, NotFoundError, verify_store
-from mama_core.memory.errors import AlreadyRejectedError
-from mama_core.memory.grants import Grant
+from mama_core.scopes.grants import Grant
 from tests.mama_core.memory.helpers import (
     OWNER,
     OWNER_GRANT,

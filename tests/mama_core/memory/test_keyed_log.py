@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from mama_core.canonical import canonical_hash, sha256_hex
 from mama_core.errors import MamaError
 from mama_core.memory import Engine, verify_store
-from mama_core.memory.canonical import canonical_hash, sha256_hex
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import SaveInput
 from mama_core.memory.tombstones import fingerprint

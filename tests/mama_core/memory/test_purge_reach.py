@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
+from app.durable.journal import reply_observations
 from mama_core.embeddings import Embedder
-from mama_core.memory import Engine, Grant, NotFoundError, SessionFacts
-from mama_core.memory.errors import CommandConflictError
+from mama_core.errors import CommandConflictError
+from mama_core.memory import Engine, EngineConfig, Grant, NotFoundError, SessionFacts
+from mama_core.memory.dispatcher import no_replies
 from mama_core.memory.observation_erasure import find_observation
 from mama_core.memory.purge_pending import PendingPurge, backups_of, pending_purge
-from mama_core.memory.session import ActorKind, TurnKind
+from mama_core.session import ActorKind, TurnKind
 from mama_core.store import DbKey, Store
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, save
 from tests.mama_core.memory.test_purge_erasure import (
@@ -132,38 +134,44 @@ def test_memory_and_the_messages_quoting_it_go_in_one_purge(engine: Engine, raw_
 
 
 def test_quotes_include_the_source_message_and_the_reply_of_its_turn(
-    engine: Engine, store: Store
+    store: Store, embedder: Embedder
 ) -> None:
-    said = observe(engine, "20", "please note what I said about the lab")
-    answer = observe(engine, "21", "Noted.", author="mama")
-    other = observe(engine, "22", "unrelated", author="mama")
-    conn = store.new_connection()
-    try:  # the runtime's tables, as the mailbox and the journal write them
-        input_id = conn.execute(
-            "INSERT INTO mailbox (kind, source_ref, observation_id, priority, state, "
-            "available_at, created_at) VALUES ('owner_message', 'telegram:20', ?, 0, 'done', "
-            "'x', 'x')",
-            (said,),
-        ).lastrowid
-        conn.execute(
-            "INSERT INTO deliveries (kind, input_id, observation_id, dedup_key, state, "
-            "available_at, created_at) VALUES ('reply', ?, ?, 'reply:1', 'sent', 'x', 'x')",
-            (input_id, answer),
+    # The reply is found through the app's read of its runtime's tables, given to the
+    # engine as the host does (the core does not name those tables).
+    with Engine(store, embedder, EngineConfig(), replies=reply_observations) as engine:
+        said = observe(engine, "20", "please note what I said about the lab")
+        answer = observe(engine, "21", "Noted.", author="mama")
+        other = observe(engine, "22", "unrelated", author="mama")
+        conn = store.new_connection()
+        try:  # the runtime's tables, as the mailbox and the journal write them
+            input_id = conn.execute(
+                "INSERT INTO mailbox (kind, source_ref, observation_id, priority, state, "
+                "available_at, created_at) VALUES ('owner_message', 'telegram:20', ?, 0, 'done', "
+                "'x', 'x')",
+                (said,),
+            ).lastrowid
+            conn.execute(
+                "INSERT INTO deliveries (kind, input_id, observation_id, dedup_key, state, "
+                "available_at, created_at) VALUES ('reply', ?, ?, 'reply:1', 'sent', 'x', 'x')",
+                (input_id, answer),
+            )
+            # An engine without the app's runtime finds no reply; the app's read does.
+            assert no_replies(conn, [said]) == []
+            assert reply_observations(conn, [said]) == [answer]
+        finally:
+            conn.close()
+        turn = SessionFacts(
+            actor_kind=ActorKind.AGENT,
+            actor_name="claude-code",
+            turn=TurnKind.OWNER_MESSAGE,
+            source_refs=(f"obs:{said}", "telegram:20"),
         )
-    finally:
-        conn.close()
-    turn = SessionFacts(
-        actor_kind=ActorKind.AGENT,
-        actor_name="claude-code",
-        turn=TurnKind.OWNER_MESSAGE,
-        source_refs=(f"obs:{said}", "telegram:20"),
-    )
-    jid = save(engine, "The lab closes at six", session=turn, grant=Grant.agent(["global"]))[
-        "judgment_id"
-    ]
-    quotes = owner(engine, "memory.quotes", {"id": jid})["observations"]
-    assert [(q["id"], q["why"]) for q in quotes] == [(said, ["source"]), (answer, ["reply"])]
-    assert other not in [q["id"] for q in quotes]
+        jid = save(engine, "The lab closes at six", session=turn, grant=Grant.agent(["global"]))[
+            "judgment_id"
+        ]
+        quotes = owner(engine, "memory.quotes", {"id": jid})["observations"]
+        assert [(q["id"], q["why"]) for q in quotes] == [(said, ["source"]), (answer, ["reply"])]
+        assert other not in [q["id"] for q in quotes]
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from mama_core import clock
+from mama_core.errors import InvalidInputError
 from mama_core.memory import Engine
-from mama_core.memory.errors import InvalidInputError
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from mama_core.embeddings import Embedder
 from mama_core.memory import Engine, Grant, SessionFacts
-from mama_core.memory.session import ActorKind, TurnKind
 from mama_core.recall import Recall, RecallConfig, RecallHit, RecallQuery, VectorCache
+from mama_core.session import ActorKind, TurnKind
 from mama_core.store import Store
 
 OWNER = SessionFacts.owner_cli()

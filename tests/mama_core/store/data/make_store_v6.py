@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mama_core.embeddings import load_embedder
 from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
-from mama_core.memory.session import ActorKind, TurnKind
+from mama_core.session import ActorKind, TurnKind
 from mama_core.store import DbKey, Store
 
 out = Path(sys.argv[1])

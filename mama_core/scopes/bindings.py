@@ -2,7 +2,7 @@
 
 The confidentiality boundary is here: ``scope_predicate`` is the only SQL that
 decides which judgments a set of readable scopes may see, and both the engine's
-reads (``memory.scopes.scope_filter``, by grant) and recall's read predicate
+reads (``mama_core.scopes.reach.scope_filter``, by grant) and recall's read predicate
 (``recall.predicate.Predicate.sql``) are built on it, so no query can write its
 own. The rest is the bindings themselves: written with a judgment, and read
 back by name for results, the vector cache, the chain's row digests and the

@@ -1,8 +1,8 @@
 """A caller's grant applied to scopes: what it may read, where it may write.
 
 A scope name is ``global``, ``user:NAME``, ``channel:NAME`` or
-``project:NAME`` (checked in ``mama_core.scope_names``). ``scope_filter`` turns
-a grant into the one scope predicate (``mama_core.scope_bindings``), so no
+``project:NAME`` (checked in ``mama_core.scopes.names``). ``scope_filter`` turns
+a grant into the one scope predicate (``mama_core.scopes.bindings``), so no
 query can forget it and it always sits before any LIMIT.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from mama_core.memory.errors import ScopeDeniedError
-from mama_core.scope_bindings import scope_predicate
+from mama_core.errors import ScopeDeniedError
+from mama_core.scopes.bindings import scope_predicate
 
 if TYPE_CHECKING:
-    from mama_core.memory.grants import Grant
+    from mama_core.scopes.grants import Grant
 
 
 def scope_filter(alias: str, grant: Grant) -> tuple[str, list[object]]:
