@@ -1,6 +1,6 @@
 """Team scope names: ``team:NAME`` and its children ``team:NAME/CHILD/...``.
 
-Stricter than the personal scopes (``mama_core.scope_names``): lowercase letters,
+Stricter than the personal scopes (``mama_core.scopes.names``): lowercase letters,
 digits, ``-`` and ``_`` per part, so a name reads the same on every screen and in the
 row-level security policies, which match a child by the prefix ``NAME/``.
 """
