@@ -127,7 +127,7 @@ class Engine:
             raise EngineError("The memory engine is closed.")
         call = prepare_call(self.catalog, action, payload, session, grant)
         if call.spec.mutates:
-            return self._mutate(call)
+            return self._mutate(call).to_wire()
         return self._read(call)
 
     def mutate(self, inp: MutationInput, session: SessionFacts, grant: Grant) -> Receipt:
@@ -136,7 +136,25 @@ class Engine:
         call = self._prepare_input(inp, session, grant)
         if not call.spec.mutates:
             raise EngineError(f"{call.spec.name} is a read; use read().")
-        return Receipt.from_wire(self._mutate(call))
+        return self._mutate(call)
+
+    def mutate_action(
+        self, action: str, payload: Mapping[str, Any], session: SessionFacts, grant: Grant
+    ) -> Receipt:
+        """``dispatch`` of a mutation by name, returning the typed receipt (the one the
+        writer built) instead of its wire form; a read is refused."""
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        call = prepare_call(self.catalog, action, payload, session, grant)
+        if not call.spec.mutates:
+            raise EngineError(f"{action} is a read; use dispatch() or read().")
+        return self._mutate(call)
+
+    async def mutate_action_async(
+        self, action: str, payload: Mapping[str, Any], session: SessionFacts, grant: Grant
+    ) -> Receipt:
+        """``mutate_action`` awaited from asyncio; the work runs off the event loop."""
+        return await asyncio.to_thread(self.mutate_action, action, payload, session, grant)
 
     def read(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> dict[str, Any]:
         """Run the read whose input ``inp`` is (``SearchInput`` is memory.search ...)."""
@@ -210,7 +228,7 @@ class Engine:
         except MamaError as exc:
             exc.details.setdefault("batch_size", len(commands))
             raise
-        return [result.receipt for result in results]
+        return [result.receipt.to_wire() for result in results]
 
     async def dispatch_async(
         self,
@@ -334,7 +352,7 @@ class Engine:
         with self._readers.borrow() as conn:
             return pending_purge(conn) is not None
 
-    def _mutate(self, call: Call[Any]) -> dict[str, Any]:
+    def _mutate(self, call: Call[Any]) -> Receipt:
         with self._readers.borrow() as conn:
             known = (
                 conn.execute(
