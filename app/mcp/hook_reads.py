@@ -75,9 +75,9 @@ def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> dict[str, An
         call = prepare_call(
             CATALOG, "checkpoint.list", {"scope": scope, "limit": 1}, session, binding.grant()
         )
-        checkpoints = checkpoint_list(conn, call, env).get("checkpoints") or []
+        checkpoints = checkpoint_list(conn, call, env).checkpoints
         if checkpoints:
-            return checkpoints[0]
+            return checkpoints[0].to_wire()
     return None
 
 

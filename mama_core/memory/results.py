@@ -1,0 +1,100 @@
+"""What the read actions return: one pydantic model per read, which is also its tool's
+output schema (``Catalog.output_schema``, the MCP server's ``outputSchema``).
+
+A handler builds its model; ``to_wire()`` is the dict agents, MCP clients and the
+CLI's ``--json`` see, exactly the dict the handler used to build (the same keys in
+the same order). A field a result carries only sometimes has a default and is left
+out of the wire form unless the handler set it (``exclude_unset``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+
+class ActionResult(BaseModel):
+    """Base of every read's result (and of the rows inside one)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The result as agents, MCP clients and ``--json`` see it (a fresh dict)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Actor(ActionResult):
+    """Who wrote an event, as a listing shows it."""
+
+    kind: str | None
+    name: str | None
+    turn: str | None
+
+
+class TombstoneEntry(ActionResult):
+    """One tombstone: what it blocks, who made it, whether it was lifted."""
+
+    id: int
+    judgment_id: int | None
+    kind: str | None
+    status: str | None
+    text: str | None
+    """The blocked text; None once purged (``text_erased``)."""
+    text_erased: bool
+    scopes: list[str]
+    reason: str
+    created_at: str
+    created_by: Actor
+    made_by_action: str | None
+    lifted: bool
+    lifted_at: str | None
+    lifted_by: Actor | None
+    lift_reason: str | None
+
+
+class TombstoneListResult(ActionResult):
+    """tombstone.list: newest first."""
+
+    tombstones: list[TombstoneEntry]
+
+
+class CommitmentEntry(ActionResult):
+    """One commitment as listed: who owes what to whom by when."""
+
+    id: int
+    status: str
+    state: str
+    owed_by: str
+    owed_to: str
+    summary: str
+    due_at: str | None
+    due_tz: str | None
+    overdue: bool
+    source_observations: list[int]
+    scopes: list[str]
+    recorded_at: str
+
+
+class CommitmentListResult(ActionResult):
+    """commitment.list: by due time (none last), then id."""
+
+    commitments: list[CommitmentEntry]
+
+
+class CheckpointEntry(ActionResult):
+    """One checkpoint: where a piece of work stood."""
+
+    id: int
+    scope: str
+    summary: str
+    state: JsonValue
+    created_at: str
+    provenance: dict[str, JsonValue]
+
+
+class CheckpointListResult(ActionResult):
+    """checkpoint.list: newest first."""
+
+    checkpoints: list[CheckpointEntry]
+    count: int

@@ -1,0 +1,147 @@
+"""The read actions' result models: each read returns its pydantic model, and the wire
+form agents, MCP clients and ``--json`` see (``Engine.dispatch``) is exactly the dict
+the handler used to build: the same keys, in the same order, the same values, the
+same JSON bytes. Each expected dict below is written out from the store the test
+made, in the order the old handlers built it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mama_core.memory import Engine
+from mama_core.memory.results import (
+    CheckpointListResult,
+    CommitmentListResult,
+    TombstoneListResult,
+)
+from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, save
+
+
+def _same_wire(got: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert got == expected
+    assert json.dumps(got) == json.dumps(expected)  # key order too, at every level
+
+
+def _at(engine: Engine, event_id: int) -> str:
+    (at,) = engine.store.conn.execute("SELECT at FROM events WHERE id = ?", (event_id,)).fetchone()
+    return str(at)
+
+
+def test_tombstone_list_wire_is_the_old_dict(engine: Engine) -> None:
+    kept = save(engine, "The cabin key is under the mat")
+    retired = engine.dispatch(
+        "memory.retire",
+        {"id": kept["judgment_id"], "reason": "moved it", "forbid_resave": True},
+        OWNER,
+        OWNER_GRANT,
+    )
+    got = engine.dispatch("tombstone.list", {}, OWNER, OWNER_GRANT)
+    actor = OWNER.actor_json()
+    owner = {k: actor.get(k) for k in ("kind", "name", "turn")}
+    expected = {
+        "tombstones": [
+            {
+                "id": retired["tombstone_id"],
+                "judgment_id": kept["judgment_id"],
+                "kind": "fact",
+                "status": "stale",
+                "text": "The cabin key is under the mat",
+                "text_erased": False,
+                "scopes": ["global"],
+                "reason": "moved it",
+                "created_at": _at(engine, retired["event_id"]),
+                "created_by": owner,
+                "made_by_action": "memory.retire",
+                "lifted": False,
+                "lifted_at": None,
+                "lifted_by": None,
+                "lift_reason": None,
+            }
+        ]
+    }
+    _same_wire(got, expected)
+    assert TombstoneListResult.model_validate(got).to_wire() == got
+    # Lifted: the lift's fields are filled; left out when not asked for (the empty list).
+    engine.dispatch(
+        "tombstone.lift",
+        {"tombstone_id": retired["tombstone_id"], "reason": "found it"},
+        OWNER,
+        OWNER_GRANT,
+    )
+    unlifted = engine.dispatch("tombstone.list", {"include_lifted": False}, OWNER, OWNER_GRANT)
+    assert unlifted == {"tombstones": []}
+    lifted = engine.dispatch("tombstone.list", {}, OWNER, OWNER_GRANT)
+    (entry,) = lifted["tombstones"]
+    assert entry["lifted"] is True and entry["lift_reason"] == "found it"
+    assert entry["lifted_by"] == owner
+    assert list(entry) == list(expected["tombstones"][0])
+
+
+def test_commitment_list_wire_is_the_old_dict(engine: Engine) -> None:
+    saved = engine.dispatch(
+        "memory.save",
+        {
+            "kind": "commitment",
+            "summary": "Send Dana the deck",
+            "commitment": {"owed_to": "Dana", "due": "2026-12-05T17:00:00+01:00"},
+        },
+        OWNER,
+        OWNER_GRANT,
+    )
+    got = engine.dispatch("commitment.list", {}, OWNER, OWNER_GRANT)
+    (row,) = engine.store.conn.execute(
+        "SELECT due_at, due_tz FROM commitment_terms WHERE judgment_id = ?",
+        (saved["judgment_id"],),
+    ).fetchall()
+    expected = {
+        "commitments": [
+            {
+                "id": saved["judgment_id"],
+                "status": "active",
+                "state": "open",
+                "owed_by": "owner",
+                "owed_to": "Dana",
+                "summary": "Send Dana the deck",
+                "due_at": row[0],
+                "due_tz": row[1],
+                "overdue": got["commitments"][0]["overdue"],
+                "source_observations": [],
+                "scopes": ["global"],
+                "recorded_at": saved["at"],
+            }
+        ]
+    }
+    _same_wire(got, expected)
+    assert isinstance(got["commitments"][0]["overdue"], bool)
+    assert CommitmentListResult.model_validate(got).to_wire() == got
+    assert engine.dispatch("commitment.list", {"state": "done"}, OWNER, OWNER_GRANT) == {
+        "commitments": []
+    }
+
+
+def test_checkpoint_list_wire_is_the_old_dict(engine: Engine) -> None:
+    state = {"next": ["write the tests"], "files": {"a.py": 3}, "done": None}
+    saved = engine.dispatch(
+        "checkpoint.save", {"summary": "Halfway through", "state": state}, OWNER, OWNER_GRANT
+    )
+    got = engine.dispatch("checkpoint.list", {}, OWNER, OWNER_GRANT)
+    stored_state, provenance = engine.store.conn.execute(
+        "SELECT state, provenance FROM checkpoints WHERE id = ?", (saved["checkpoint_id"],)
+    ).fetchone()
+    assert json.loads(stored_state) == state
+    expected = {
+        "checkpoints": [
+            {
+                "id": saved["checkpoint_id"],
+                "scope": "global",
+                "summary": "Halfway through",
+                "state": json.loads(stored_state),  # as stored (its keys sorted)
+                "created_at": saved["at"],
+                "provenance": json.loads(provenance),
+            }
+        ],
+        "count": 1,
+    }
+    _same_wire(got, expected)
+    assert CheckpointListResult.model_validate(got).to_wire() == got
