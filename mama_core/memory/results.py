@@ -98,3 +98,49 @@ class CheckpointListResult(ActionResult):
 
     checkpoints: list[CheckpointEntry]
     count: int
+
+
+class JudgmentSummary(ActionResult):
+    """A judgment as a search result, a history entry or a timeline record."""
+
+    id: int
+    kind: str
+    topic: str
+    summary: str
+    details: str
+    applies_when: str | None
+    steps: list[str]
+    confidence: float | None
+    status: str
+    scopes: list[str]
+    """The scopes the reader may see named."""
+    valid_from: str
+    valid_until: str | None
+    recorded_at: str
+    involvement: str
+    origin: str
+    """Where it came from, in words (``provenance.origin_line``)."""
+
+
+class TimelineRecord(JudgmentSummary):
+    """A judgment as the timeline saw it at the asked instant."""
+
+    status_then: str
+    valid_until_then: str | None
+    held_at_valid_at: bool | None
+    held_in_range: bool | None = None
+    """Only when a range was asked."""
+    changed_in_range: bool | None = None
+    """Only when a range was asked."""
+
+
+class TimelineResult(ActionResult):
+    """memory.timeline: the records and the events that made them what they were."""
+
+    as_recorded_at: str | None
+    valid_at: str | None
+    from_time: str | None
+    to_time: str | None
+    records: list[TimelineRecord]
+    events: list[dict[str, JsonValue]]
+    """The events as the reader may see them (``event_view``)."""

@@ -13,6 +13,7 @@ from mama_core.memory import Engine
 from mama_core.memory.results import (
     CheckpointListResult,
     CommitmentListResult,
+    TimelineResult,
     TombstoneListResult,
 )
 from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, save
@@ -145,3 +146,83 @@ def test_checkpoint_list_wire_is_the_old_dict(engine: Engine) -> None:
     }
     _same_wire(got, expected)
     assert CheckpointListResult.model_validate(got).to_wire() == got
+
+
+SUMMARY_KEYS = [
+    "id",
+    "kind",
+    "topic",
+    "summary",
+    "details",
+    "applies_when",
+    "steps",
+    "confidence",
+    "status",
+    "scopes",
+    "valid_from",
+    "valid_until",
+    "recorded_at",
+    "involvement",
+    "origin",
+]
+
+
+def test_timeline_wire_is_the_old_dict(engine: Engine) -> None:
+    old = save(engine, "The office is in Oslo", confidence=0.75)
+    new = engine.dispatch(
+        "memory.save",
+        {"kind": "fact", "summary": "The office is in Bergen", "replaces": [old["judgment_id"]]},
+        OWNER,
+        OWNER_GRANT,
+    )
+    now = engine.dispatch("memory.timeline", {}, OWNER, OWNER_GRANT)
+    assert list(now) == [
+        "as_recorded_at",
+        "valid_at",
+        "from_time",
+        "to_time",
+        "records",
+        "events",
+    ]
+    assert (now["as_recorded_at"], now["valid_at"], now["from_time"], now["to_time"]) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    (record,) = now["records"]
+    assert list(record) == [*SUMMARY_KEYS, "status_then", "valid_until_then", "held_at_valid_at"]
+    read = engine.dispatch("memory.read", {"id": new["judgment_id"]}, OWNER, OWNER_GRANT)
+    assert {k: record[k] for k in SUMMARY_KEYS} == {k: read["record"][k] for k in SUMMARY_KEYS}
+    assert (record["status_then"], record["valid_until_then"], record["held_at_valid_at"]) == (
+        "active",
+        None,
+        None,
+    )
+    assert [e["id"] for e in now["events"]] == [new["event_id"]]
+    assert now["events"] == sorted(
+        {e["id"]: e for e in read["events"]}.values(), key=lambda e: e["id"]
+    )
+    assert TimelineResult.model_validate(now).to_wire() == now
+    assert json.dumps(TimelineResult.model_validate(now).to_wire()) == json.dumps(now)
+
+    # At the first save's instant, over a range: the old record, the range's own fields.
+    then = engine.dispatch(
+        "memory.timeline",
+        {"as_recorded_at": old["at"], "from_time": "2000-01-01T00:00:00Z", "to_time": new["at"]},
+        OWNER,
+        OWNER_GRANT,
+    )
+    (past,) = then["records"]
+    assert past["id"] == old["judgment_id"] and past["confidence"] == 0.75
+    assert list(past)[-5:] == [
+        "status_then",
+        "valid_until_then",
+        "held_at_valid_at",
+        "held_in_range",
+        "changed_in_range",
+    ]
+    assert past["status_then"] == "active" and past["status"] == "superseded"
+    assert (past["held_in_range"], past["changed_in_range"]) == (True, True)
+    assert [e["id"] for e in then["events"]] == [old["event_id"]]
+    assert json.dumps(TimelineResult.model_validate(then).to_wire()) == json.dumps(then)
