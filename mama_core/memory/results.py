@@ -144,3 +144,49 @@ class TimelineResult(ActionResult):
     records: list[TimelineRecord]
     events: list[dict[str, JsonValue]]
     """The events as the reader may see them (``event_view``)."""
+
+
+class Restated(ActionResult):
+    """The live record a judgment's save said again."""
+
+    id: int
+    summary: str
+
+
+class MemoryRecord(JudgmentSummary):
+    """memory.read's record: the summary, provenance, and what may be done with it."""
+
+    superseded_by: int | None
+    """Its successor, when the reader may see it."""
+    outcome: str | None
+    provenance: dict[str, JsonValue]
+    command_id: str
+    content_hash: str
+    restates: Restated | None = None
+    """Only when its save matched a live record the reader may see."""
+    pending_change: dict[str, JsonValue] | None
+    """A change waiting for the owner's review (an agent sees only that one waits)."""
+    allowed: list[str]
+    """The verbs this reader may apply now (``verbs.allowed``)."""
+    evidence: list[dict[str, JsonValue]]
+    """The cited observations as the reader may see them."""
+    commitment: dict[str, JsonValue] | None = None
+    """A commitment's terms (only on a commitment's records)."""
+
+
+class HistoryEntry(JudgmentSummary):
+    """A predecessor a record replaced (or, as a proposal, would replace)."""
+
+    relation: str
+    """``replaced`` or ``proposed_replacement``."""
+    replaced_by: int
+    commitment: dict[str, JsonValue] | None = None
+    """A commitment's terms at this step (only on a commitment's records)."""
+
+
+class MemoryReadResult(ActionResult):
+    """memory.read: one record, its predecessors nearest first, the events that touched it."""
+
+    record: MemoryRecord
+    history: list[HistoryEntry]
+    events: list[dict[str, JsonValue]]

@@ -13,10 +13,11 @@ from mama_core.memory import Engine
 from mama_core.memory.results import (
     CheckpointListResult,
     CommitmentListResult,
+    MemoryReadResult,
     TimelineResult,
     TombstoneListResult,
 )
-from tests.mama_core.memory.helpers import OWNER, OWNER_GRANT, save
+from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
 
 
 def _same_wire(got: dict[str, Any], expected: dict[str, Any]) -> None:
@@ -226,3 +227,62 @@ def test_timeline_wire_is_the_old_dict(engine: Engine) -> None:
     assert (past["held_in_range"], past["changed_in_range"]) == (True, True)
     assert [e["id"] for e in then["events"]] == [old["event_id"]]
     assert json.dumps(TimelineResult.model_validate(then).to_wire()) == json.dumps(then)
+
+
+def test_memory_read_wire_is_the_old_dict(engine: Engine) -> None:
+    first = engine.dispatch(
+        "memory.save",
+        {"kind": "commitment", "summary": "Send Dana the deck", "commitment": {"owed_to": "Dana"}},
+        OWNER,
+        OWNER_GRANT,
+    )
+    second = engine.dispatch(
+        "memory.save",
+        {
+            "kind": "commitment",
+            "summary": "Send Dana the deck and the notes",
+            "commitment": {"owed_to": "Dana"},
+            "replaces": [first["judgment_id"]],
+        },
+        OWNER,
+        OWNER_GRANT,
+    )
+    rule = save(engine, "Never deploy on Fridays", "constraint", confidence=0.5)
+    proposal = engine.dispatch(
+        "memory.retire",
+        {"id": rule["judgment_id"], "reason": "we ship daily"},
+        AGENT,
+        agent_grant(),
+    )
+    assert proposal["proposed"] is True
+
+    full = [
+        *SUMMARY_KEYS,
+        "superseded_by",
+        "outcome",
+        "provenance",
+        "command_id",
+        "content_hash",
+        "pending_change",
+        "allowed",
+        "evidence",
+    ]
+    read = engine.dispatch("memory.read", {"id": second["judgment_id"]}, OWNER, OWNER_GRANT)
+    assert list(read) == ["record", "history", "events"]
+    assert list(read["record"]) == [*full, "commitment"]
+    (past,) = read["history"]
+    assert list(past) == [*SUMMARY_KEYS, "relation", "replaced_by", "commitment"]
+    assert (past["id"], past["relation"]) == (first["judgment_id"], "replaced")
+    assert read["record"]["commitment"]["owed_to"] == "Dana"
+    for wire in (
+        read,
+        engine.dispatch("memory.read", {"id": rule["judgment_id"]}, OWNER, OWNER_GRANT),
+    ):
+        assert json.dumps(MemoryReadResult.model_validate(wire).to_wire()) == json.dumps(wire)
+    waiting = engine.dispatch("memory.read", {"id": rule["judgment_id"]}, OWNER, OWNER_GRANT)
+    assert list(waiting["record"]) == full  # no commitment key on a plain record
+    assert waiting["record"]["pending_change"]["id"] == proposal["change_id"]
+    assert waiting["record"]["confidence"] == 0.5 and waiting["history"] == []
+    # An agent's read: the change only as waiting, its own allowed verbs.
+    seen = engine.dispatch("memory.read", {"id": rule["judgment_id"]}, AGENT, agent_grant())
+    assert json.dumps(MemoryReadResult.model_validate(seen).to_wire()) == json.dumps(seen)
