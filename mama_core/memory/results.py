@@ -190,3 +190,54 @@ class MemoryReadResult(ActionResult):
     record: MemoryRecord
     history: list[HistoryEntry]
     events: list[dict[str, JsonValue]]
+
+
+class SaidAs(ActionResult):
+    """Another record that says the same thing as a search result."""
+
+    id: int
+    summary: str
+
+
+class SearchHit(ActionResult):
+    """One memory.search result. A ranked search (with words) gives ``label``, ``score``
+    and ``found_by`` and no ``confidence``; a listing (no words) gives ``confidence``
+    and no ranking fields. Fields a hit does not carry are left out of the wire."""
+
+    id: int
+    kind: str
+    topic: str
+    summary: str
+    details: str
+    applies_when: str | None
+    steps: list[str]
+    confidence: float | None = None
+    """Only in a listing without words."""
+    status: str
+    scopes: list[str]
+    valid_from: str
+    valid_until: str | None
+    recorded_at: str
+    involvement: str
+    origin: str
+    label: str | None = None
+    """``match``, or how a replaced record was reached (ranked search only)."""
+    score: float | None = None
+    """The fused rank score (ranked search only)."""
+    found_by: list[str] | None = None
+    """Which arms found it: words, meaning (ranked search only)."""
+    replaced_by: int | None = None
+    """Only on a replaced record reached through history."""
+    also_said_as: list[SaidAs] | None = None
+    """Only when other records in the top-k say the same thing."""
+    commitment: dict[str, JsonValue] | None = None
+    """Only on a commitment: its terms."""
+    allowed: list[str]
+    """The verbs this reader may apply now (``verbs.allowed``)."""
+
+
+class SearchResult(ActionResult):
+    """memory.search: at most ``limit`` results (groups of restatements count once)."""
+
+    results: list[SearchHit]
+    count: int

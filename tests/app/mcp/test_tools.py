@@ -58,7 +58,7 @@ async def test_reads_with_a_result_model_advertise_it_as_their_output_schema(
         listed = structured(await client.call_tool("commitments", {}))
         refused = await client.call_tool("commitments", {"limit": 0})
     with_schema = {name for name, tool in by_name.items() if tool.output_schema is not None}
-    assert with_schema == {"commitments", "checkpoint_load", "timeline", "get"}
+    assert with_schema == {"commitments", "checkpoint_load", "timeline", "get", "search"}
     assert by_name["save"].output_schema is None  # a receipt: no model yet (the control)
     schema = by_name["commitments"].output_schema
     assert schema is not None and schema["type"] == "object"

@@ -14,6 +14,7 @@ from mama_core.memory.results import (
     CheckpointListResult,
     CommitmentListResult,
     MemoryReadResult,
+    SearchResult,
     TimelineResult,
     TombstoneListResult,
 )
@@ -286,3 +287,46 @@ def test_memory_read_wire_is_the_old_dict(engine: Engine) -> None:
     # An agent's read: the change only as waiting, its own allowed verbs.
     seen = engine.dispatch("memory.read", {"id": rule["judgment_id"]}, AGENT, agent_grant())
     assert json.dumps(MemoryReadResult.model_validate(seen).to_wire()) == json.dumps(seen)
+
+
+def test_memory_search_wire_is_the_old_dict(engine: Engine) -> None:
+    fact = save(engine, "The staging database runs on port 5433", confidence=0.9)
+    engine.dispatch(
+        "memory.save",
+        {"kind": "commitment", "summary": "Move the staging database", "commitment": {}},
+        OWNER,
+        OWNER_GRANT,
+    )
+    listing = engine.dispatch("memory.search", {"query": ""}, OWNER, OWNER_GRANT)
+    ranked = engine.dispatch("memory.search", {"query": "staging database"}, OWNER, OWNER_GRANT)
+    assert list(listing) == ["results", "count"] and listing["count"] == 2
+    plain = next(h for h in listing["results"] if h["id"] == fact["judgment_id"])
+    assert list(plain) == [*SUMMARY_KEYS, "allowed"]
+    owed = next(h for h in listing["results"] if h["kind"] == "commitment")
+    assert list(owed) == [*SUMMARY_KEYS, "commitment", "allowed"]
+    hit = next(h for h in ranked["results"] if h["id"] == fact["judgment_id"])
+    no_confidence = [k for k in SUMMARY_KEYS if k != "confidence"]
+    assert list(hit) == [*no_confidence, "label", "score", "found_by", "allowed"]
+    for wire in (listing, ranked):
+        assert json.dumps(SearchResult.model_validate(wire).to_wire()) == json.dumps(wire)
+
+    newer = engine.dispatch(
+        "memory.save",
+        {
+            "kind": "fact",
+            "summary": "The staging database runs on port 5434",
+            "replaces": [fact["judgment_id"]],
+        },
+        OWNER,
+        OWNER_GRANT,
+    )
+    history = engine.dispatch(
+        "memory.search",
+        {"query": "staging database port", "include_history": True},
+        OWNER,
+        OWNER_GRANT,
+    )
+    old = next(h for h in history["results"] if h["id"] == fact["judgment_id"])
+    assert old["replaced_by"] == newer["judgment_id"]
+    assert list(old) == [*no_confidence, "label", "score", "found_by", "replaced_by", "allowed"]
+    assert json.dumps(SearchResult.model_validate(history).to_wire()) == json.dumps(history)
