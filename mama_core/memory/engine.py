@@ -41,6 +41,7 @@ from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
 from mama_core.memory.receipt import Receipt
+from mama_core.memory.results import ActionResult
 from mama_core.memory.session import SessionFacts
 from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
@@ -51,6 +52,7 @@ from mama_core.store.connection import Connection, log_failure
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+ResultT = TypeVar("ResultT", bound=ActionResult)
 
 
 class Engine:
@@ -155,6 +157,27 @@ class Engine:
     ) -> Receipt:
         """``mutate_action`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.mutate_action, action, payload, session, grant)
+
+    def read_as(
+        self,
+        model: type[ResultT],
+        action: str,
+        payload: Mapping[str, Any],
+        session: SessionFacts,
+        grant: Grant,
+    ) -> ResultT:
+        """``dispatch`` of the read ``action``, returning its result model (``model``, which
+        must be the action's) instead of its wire form; refusals raise as ``dispatch``."""
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        call = prepare_call(self.catalog, action, payload, session, grant)
+        if call.spec.mutates:
+            raise EngineError(f"{action} is a mutation; use mutate_action().")
+        with self._readers.borrow() as conn:
+            result = call.spec.run_read_result(conn, call, self._env)
+        if not isinstance(result, model):
+            raise TypeError(f"{action} returns {type(result).__name__}, not {model.__name__}")
+        return result
 
     def read(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> dict[str, Any]:
         """Run the read whose input ``inp`` is (``SearchInput`` is memory.search ...)."""

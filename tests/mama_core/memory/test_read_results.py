@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mama_core.memory import Engine
+import pytest
+
+from mama_core.memory import Engine, EngineError
 from mama_core.memory.results import (
     CheckpointListResult,
     CommitmentListResult,
@@ -330,3 +332,17 @@ def test_memory_search_wire_is_the_old_dict(engine: Engine) -> None:
     assert old["replaced_by"] == newer["judgment_id"]
     assert list(old) == [*no_confidence, "label", "score", "found_by", "replaced_by", "allowed"]
     assert json.dumps(SearchResult.model_validate(history).to_wire()) == json.dumps(history)
+
+
+def test_read_as_gives_the_model_whose_wire_dispatch_gives(engine: Engine) -> None:
+    saved = save(engine, "The printer is on the second floor")
+    payload = {"id": saved["judgment_id"]}
+    typed = engine.read_as(MemoryReadResult, "memory.read", payload, OWNER, OWNER_GRANT)
+    assert typed.record.summary == "The printer is on the second floor"
+    assert typed.to_wire() == engine.dispatch("memory.read", payload, OWNER, OWNER_GRANT)
+    with pytest.raises(TypeError):  # not the action's model
+        engine.read_as(SearchResult, "memory.read", payload, OWNER, OWNER_GRANT)
+    with pytest.raises(EngineError):  # a mutation has a receipt, not a result
+        engine.read_as(
+            SearchResult, "memory.save", {"kind": "fact", "summary": "x"}, OWNER, OWNER_GRANT
+        )
