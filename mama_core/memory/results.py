@@ -241,3 +241,32 @@ class SearchResult(ActionResult):
 
     results: list[SearchHit]
     count: int
+
+
+class Observation(ActionResult):
+    """One kept observation (a purged one has empty text), with its facets."""
+
+    id: int
+    source: str
+    external_id: str
+    author: str
+    text: str
+    received_at: str
+    purged_at: str | None
+    purged: bool
+    channel: str | None = None
+    scope: str | None = None
+    """A connector item's scope; None for the owner's messages and MAMA's replies."""
+    metadata: dict[str, JsonValue] | None = None
+
+
+class ObservationListResult(ActionResult):
+    """observation.list: newest first."""
+
+    observations: list[Observation]
+
+
+class ObservationReadResult(ActionResult):
+    """observation.read: one observation."""
+
+    observation: Observation

@@ -21,6 +21,7 @@ from mama_core.memory.inputs import (
     ObservationListInput,
     ObservationReadInput,
 )
+from mama_core.memory.results import Observation, ObservationListResult, ObservationReadResult
 from mama_core.store.connection import Connection
 
 COLUMNS = "o.id, o.source, o.external_id, o.author, o.text, o.received_at, o.purged_at"
@@ -83,7 +84,7 @@ def load_observation(
 )
 def observation_list(
     conn: Connection, call: Call[ObservationListInput], env: Env
-) -> dict[str, Any]:
+) -> ObservationListResult:
     inp = call.input
     visible, params = visible_clause(call.grant)
     where: list[str] = [visible]
@@ -101,7 +102,7 @@ def observation_list(
         "ORDER BY o.id DESC LIMIT ?",
         (*params, inp.limit),
     ).fetchall()
-    return {"observations": [observation_dict(r) for r in rows]}
+    return ObservationListResult(observations=[Observation(**observation_dict(r)) for r in rows])
 
 
 @query(
@@ -112,9 +113,11 @@ def observation_list(
 )
 def observation_read(
     conn: Connection, call: Call[ObservationReadInput], env: Env
-) -> dict[str, Any]:
+) -> ObservationReadResult:
     inp = call.input
-    return {"observation": load_observation(conn, inp.id, call.grant)}
+    return ObservationReadResult(
+        observation=Observation(**load_observation(conn, inp.id, call.grant))
+    )
 
 
 @query(

@@ -16,6 +16,8 @@ from mama_core.memory.results import (
     CheckpointListResult,
     CommitmentListResult,
     MemoryReadResult,
+    ObservationListResult,
+    ObservationReadResult,
     SearchResult,
     TimelineResult,
     TombstoneListResult,
@@ -346,3 +348,35 @@ def test_read_as_gives_the_model_whose_wire_dispatch_gives(engine: Engine) -> No
         engine.read_as(
             SearchResult, "memory.save", {"kind": "fact", "summary": "x"}, OWNER, OWNER_GRANT
         )
+
+
+def test_observation_list_and_read_wire_is_the_old_dict(engine: Engine) -> None:
+    said = engine.dispatch(
+        "observation.record",
+        {"source": "telegram", "external_id": "m1", "author": "owner", "text": "hello"},
+        OWNER,
+        OWNER_GRANT,
+    )
+    conn = engine.store.new_connection()
+    try:
+        conn.execute(
+            "INSERT INTO observations (source, external_id, author, text, received_at) "
+            "VALUES ('slack:T1', 'x1', 'dana', 'the deck is late', "
+            "'2026-11-30T09:00:00.000000Z')"
+        )
+        conn.execute(
+            "INSERT INTO observation_facets (observation_id, channel, scope, metadata) "
+            "VALUES (last_insert_rowid(), 'C1', 'global', '{\"thread\": \"t9\", \"n\": 2}')"
+        )
+    finally:
+        conn.close()
+    listed = engine.dispatch("observation.list", {}, OWNER, OWNER_GRANT)
+    item = next(o for o in listed["observations"] if o["source"] == "slack:T1")
+    own = next(o for o in listed["observations"] if o["id"] == said["observation_id"])
+    keys = ["id", "source", "external_id", "author", "text", "received_at", "purged_at"]
+    assert list(item) == [*keys, "purged", "channel", "scope", "metadata"]
+    assert item["metadata"] == {"thread": "t9", "n": 2} and own["scope"] is None
+    read = engine.dispatch("observation.read", {"id": item["id"]}, OWNER, OWNER_GRANT)
+    assert read == {"observation": item}
+    assert json.dumps(ObservationListResult.model_validate(listed).to_wire()) == json.dumps(listed)
+    assert json.dumps(ObservationReadResult.model_validate(read).to_wire()) == json.dumps(read)
