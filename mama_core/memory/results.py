@@ -270,3 +270,34 @@ class ObservationReadResult(ActionResult):
     """observation.read: one observation."""
 
     observation: Observation
+
+
+class GuidanceChange(ActionResult):
+    """One guidance change: ``retired`` (with its status), ``revised`` (with the ids it
+    replaces) or ``added``; the fields a kind of change does not carry stay out."""
+
+    change: str
+    id: int
+    kind: str
+    status: str | None = None
+    """Only on ``retired``."""
+    topic: str | None = None
+    """Not on ``retired``."""
+    summary: str
+    applies_when: str | None = None
+    """Not on ``retired``."""
+    steps: list[str] | None = None
+    """Not on ``retired``."""
+    replaces: list[int] | None = None
+    """Only on ``revised``."""
+
+
+class GuidanceChangesResult(ActionResult):
+    """guidance.changes: one page of the changes between two event ids."""
+
+    since: int
+    until: int
+    total: int
+    offset: int
+    changes: list[GuidanceChange]
+    more: bool

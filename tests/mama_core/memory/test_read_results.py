@@ -15,6 +15,7 @@ from mama_core.memory import Engine, EngineError
 from mama_core.memory.results import (
     CheckpointListResult,
     CommitmentListResult,
+    GuidanceChangesResult,
     MemoryReadResult,
     ObservationListResult,
     ObservationReadResult,
@@ -380,3 +381,34 @@ def test_observation_list_and_read_wire_is_the_old_dict(engine: Engine) -> None:
     assert read == {"observation": item}
     assert json.dumps(ObservationListResult.model_validate(listed).to_wire()) == json.dumps(listed)
     assert json.dumps(ObservationReadResult.model_validate(read).to_wire()) == json.dumps(read)
+
+
+def test_guidance_changes_wire_is_the_old_dict(engine: Engine) -> None:
+    save(engine, "Reply in English", "preference")
+    gone = save(engine, "Never deploy on Fridays", "constraint")
+    kept = save(engine, "Use metric units", "preference", applies_when="giving measurements")
+    engine.dispatch(
+        "memory.retire", {"id": gone["judgment_id"], "reason": "daily"}, OWNER, OWNER_GRANT
+    )
+    engine.dispatch(
+        "memory.save",
+        {
+            "kind": "preference",
+            "summary": "Use metric units, with imperial in brackets",
+            "applies_when": "giving measurements",
+            "replaces": [kept["judgment_id"]],
+        },
+        OWNER,
+        OWNER_GRANT,
+    )
+    got = engine.dispatch("guidance.changes", {"since": kept["event_id"]}, OWNER, OWNER_GRANT)
+    assert list(got) == ["since", "until", "total", "offset", "changes", "more"]
+    shapes = {c["change"]: list(c) for c in got["changes"]}
+    assert shapes["retired"] == ["change", "id", "kind", "status", "summary"]
+    item = ["change", "id", "kind", "topic", "summary", "applies_when", "steps"]
+    assert shapes["revised"] == [*item, "replaces"]
+    assert json.dumps(GuidanceChangesResult.model_validate(got).to_wire()) == json.dumps(got)
+    added = engine.dispatch("guidance.changes", {"since": 0}, OWNER, OWNER_GRANT)
+    assert {c["change"] for c in added["changes"]} >= {"added"}
+    assert next(list(c) for c in added["changes"] if c["change"] == "added") == item
+    assert json.dumps(GuidanceChangesResult.model_validate(added).to_wire()) == json.dumps(added)
