@@ -301,3 +301,19 @@ class GuidanceChangesResult(ActionResult):
     offset: int
     changes: list[GuidanceChange]
     more: bool
+
+
+class ObservationCount(ActionResult):
+    """How many kept connector items one source and channel has after an id."""
+
+    source: str
+    channel: str
+    count: int
+    last_id: int
+
+
+class ObservationCountsResult(ActionResult):
+    """observation.counts: per source and channel, and the newest id the reader may see."""
+
+    counts: list[ObservationCount]
+    newest_id: int | None

@@ -21,7 +21,13 @@ from mama_core.memory.inputs import (
     ObservationListInput,
     ObservationReadInput,
 )
-from mama_core.memory.results import Observation, ObservationListResult, ObservationReadResult
+from mama_core.memory.results import (
+    Observation,
+    ObservationCount,
+    ObservationCountsResult,
+    ObservationListResult,
+    ObservationReadResult,
+)
 from mama_core.store.connection import Connection
 
 COLUMNS = "o.id, o.source, o.external_id, o.author, o.text, o.received_at, o.purged_at"
@@ -128,7 +134,7 @@ def observation_read(
 )
 def observation_counts(
     conn: Connection, call: Call[ObservationCountsInput], env: Env
-) -> dict[str, Any]:
+) -> ObservationCountsResult:
     visible, params = visible_clause(call.grant)
     rows = conn.execute(
         "SELECT o.source, f.channel, count(*), max(o.id) FROM observations o "
@@ -140,10 +146,12 @@ def observation_counts(
     newest = conn.execute(
         f"SELECT max(o.id) FROM observations o {FACETS_JOIN} WHERE {visible}", params
     ).fetchone()
-    return {
-        "counts": [
-            {"source": str(r[0]), "channel": str(r[1]), "count": int(r[2]), "last_id": int(r[3])}
+    return ObservationCountsResult(
+        counts=[
+            ObservationCount(
+                source=str(r[0]), channel=str(r[1]), count=int(r[2]), last_id=int(r[3])
+            )
             for r in rows
         ],
-        "newest_id": None if newest is None or newest[0] is None else int(newest[0]),
-    }
+        newest_id=None if newest is None or newest[0] is None else int(newest[0]),
+    )

@@ -17,6 +17,7 @@ from mama_core.memory.results import (
     CommitmentListResult,
     GuidanceChangesResult,
     MemoryReadResult,
+    ObservationCountsResult,
     ObservationListResult,
     ObservationReadResult,
     SearchResult,
@@ -412,3 +413,33 @@ def test_guidance_changes_wire_is_the_old_dict(engine: Engine) -> None:
     assert {c["change"] for c in added["changes"]} >= {"added"}
     assert next(list(c) for c in added["changes"] if c["change"] == "added") == item
     assert json.dumps(GuidanceChangesResult.model_validate(added).to_wire()) == json.dumps(added)
+
+
+def test_observation_counts_wire_is_the_old_dict(engine: Engine) -> None:
+    empty = engine.dispatch("observation.counts", {}, OWNER, OWNER_GRANT)
+    assert empty == {"counts": [], "newest_id": None}
+    conn = engine.store.new_connection()
+    try:
+        for external_id in ("a", "b"):
+            cur = conn.execute(
+                "INSERT INTO observations (source, external_id, author, text, received_at) "
+                "VALUES ('slack:T1', ?, 'dana', 'hi', '2026-11-30T09:00:00.000000Z')",
+                (external_id,),
+            )
+            conn.execute(
+                "INSERT INTO observation_facets (observation_id, channel, scope, metadata) "
+                "VALUES (?, 'C1', 'global', '{}')",
+                (cur.lastrowid,),
+            )
+    finally:
+        conn.close()
+    got = engine.dispatch("observation.counts", {}, OWNER, OWNER_GRANT)
+    expected = {
+        "counts": [{"source": "slack:T1", "channel": "C1", "count": 2, "last_id": 2}],
+        "newest_id": 2,
+    }
+    _same_wire(got, expected)
+    for wire in (empty, got):
+        assert json.dumps(ObservationCountsResult.model_validate(wire).to_wire()) == json.dumps(
+            wire
+        )
