@@ -37,6 +37,7 @@ from mama_core.memory.person_names import (
     parse_author,
     words,
 )
+from mama_core.memory.results import PersonListing
 from mama_core.memory.scopes import scope_filter, visible_scopes
 from mama_core.scope_bindings import scope_names_column
 from mama_core.store.connection import Connection
@@ -304,7 +305,7 @@ def _parties_match(row: dict[str, Any], keys: frozenset[str], side: str) -> bool
     return bool({alias_key(a) for a in parse_author(party).aliases()} & keys)
 
 
-def list_people(conn: Connection, grant: Grant, limit: int = 500) -> list[dict[str, Any]]:
+def list_people(conn: Connection, grant: Grant, limit: int = 500) -> list[PersonListing]:
     """Everyone ``grant`` may know of, with how many memories name them, their open
     commitments, messages and meetings; most talked-about first."""
     directory = read_directory(conn, grant)
@@ -333,20 +334,19 @@ def list_people(conn: Connection, grant: Grant, limit: int = 500) -> list[dict[s
         }:
             meetings[at] += 1
     listed = [
-        {
-            **person.as_dict(),
-            "memories": memories[at],
-            "commitments": commitments[at],
-            "messages": messages[at],
-            "meetings": meetings[at],
-        }
+        PersonListing(
+            name=person.name,
+            aliases=person.aliases,
+            joined_by_owner=person.joined_by_owner,
+            memories=memories[at],
+            commitments=commitments[at],
+            messages=messages[at],
+            meetings=meetings[at],
+        )
         for at, person in enumerate(people)
     ]
     listed.sort(
-        key=lambda p: (
-            -(p["memories"] + p["commitments"] + p["messages"] + p["meetings"]),
-            str(p["name"]).casefold(),
-        )
+        key=lambda p: (-(p.memories + p.commitments + p.messages + p.meetings), p.name.casefold())
     )
     return listed[:limit]
 

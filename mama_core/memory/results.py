@@ -317,3 +317,22 @@ class ObservationCountsResult(ActionResult):
 
     counts: list[ObservationCount]
     newest_id: int | None
+
+
+class PersonListing(ActionResult):
+    """Someone the reader may know of, with how much names them."""
+
+    name: str
+    aliases: list[str]
+    joined_by_owner: bool
+    memories: int
+    commitments: int
+    """Open commitments."""
+    messages: int
+    meetings: int
+
+
+class PersonListResult(ActionResult):
+    """person.list: the most talked-about first."""
+
+    people: list[PersonListing]

@@ -20,6 +20,7 @@ from mama_core.memory.results import (
     ObservationCountsResult,
     ObservationListResult,
     ObservationReadResult,
+    PersonListResult,
     SearchResult,
     TimelineResult,
     TombstoneListResult,
@@ -443,3 +444,26 @@ def test_observation_counts_wire_is_the_old_dict(engine: Engine) -> None:
         assert json.dumps(ObservationCountsResult.model_validate(wire).to_wire()) == json.dumps(
             wire
         )
+
+
+def test_person_list_wire_is_the_old_dict(engine: Engine) -> None:
+    engine.dispatch(
+        "memory.save",
+        {"kind": "commitment", "summary": "Send Dana the deck", "commitment": {"owed_to": "Dana"}},
+        OWNER,
+        OWNER_GRANT,
+    )
+    got = engine.dispatch("person.list", {}, OWNER, OWNER_GRANT)
+    assert list(got) == ["people"] and got["people"]
+    dana = next(p for p in got["people"] if p["name"] == "Dana")
+    assert list(dana) == [
+        "name",
+        "aliases",
+        "joined_by_owner",
+        "memories",
+        "commitments",
+        "messages",
+        "meetings",
+    ]
+    assert dana["commitments"] == 1 and dana["joined_by_owner"] is False
+    assert json.dumps(PersonListResult.model_validate(got).to_wire()) == json.dumps(got)
