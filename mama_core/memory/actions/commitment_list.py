@@ -6,7 +6,7 @@ from mama_core import clock
 from mama_core.memory.commitments import list_commitments
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import CommitmentListInput
-from mama_core.memory.results import CommitmentEntry, CommitmentListResult
+from mama_core.memory.results import CommitmentListResult
 from mama_core.store.connection import Connection
 
 
@@ -30,4 +30,4 @@ def commitment_list(
         include_proposed=inp.include_proposed,
         limit=inp.limit,
     )
-    return CommitmentListResult(commitments=[CommitmentEntry(**row) for row in found])
+    return CommitmentListResult(commitments=found)

@@ -467,3 +467,7 @@ def test_person_list_wire_is_the_old_dict(engine: Engine) -> None:
     ]
     assert dana["commitments"] == 1 and dana["joined_by_owner"] is False
     assert json.dumps(PersonListResult.model_validate(got).to_wire()) == json.dumps(got)
+    about = engine.dispatch("person.about", {"name": "Dana"}, OWNER, OWNER_GRANT)
+    (listed,) = engine.dispatch("commitment.list", {}, OWNER, OWNER_GRANT)["commitments"]
+    assert about["commitments"] == {"owed_by": [], "owed_to": [listed]}
+    assert json.dumps(about["commitments"]["owed_to"][0]) == json.dumps(listed)
