@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ui.qt import QtCore, Signal, Slot
 
 if TYPE_CHECKING:
-    from mama_core.memory import Engine
+    from mama_core.memory import Engine, Receipt
     from mama_core.model import ChangeSet
     from mama_core.store.connection import Connection
 
@@ -64,8 +64,14 @@ class EngineBridge(QtCore.QObject):
         self._unsubscribe = engine.subscribe(self._on_commit)
 
     async def dispatch(self, action: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Run ``action`` as the owner in the desktop app; returns the receipt or result."""
+        """Run the read ``action`` as the owner in the desktop app; returns its result."""
         return await self._engine.dispatch_async(action, dict(payload), self._session, self._grant)
+
+    async def mutate(self, action: str, payload: Mapping[str, Any]) -> Receipt:
+        """Run the mutation ``action`` as the owner in the desktop app; its typed receipt."""
+        return await self._engine.mutate_action_async(
+            action, dict(payload), self._session, self._grant
+        )
 
     async def read(self, query: Callable[[Connection], T]) -> T:
         """Run the read-only ``query`` through the engine (``Engine.query``), off the UI

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from mama_core.embeddings import GgufEmbedder
     from mama_core.memory import Engine, Receipt, VerifyReport
     from mama_core.memory.inputs import MutationInput
+    from mama_core.memory.results import ActionResult
+
+ResultT = TypeVar("ResultT", bound="ActionResult")
 
 
 def ask_passphrase_in_terminal(prompt: str, confirm: bool) -> str:
@@ -116,6 +119,14 @@ class CliContext:
 
         return self.engine().dispatch(
             action, payload, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
+        )
+
+    def owner_read(self, model: type[ResultT], action: str, payload: dict[str, Any]) -> ResultT:
+        """Run the read ``action`` as the owner at the command line; its result model."""
+        from mama_core.memory import Grant, SessionFacts
+
+        return self.engine().read_as(
+            model, action, payload, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
         )
 
     def owner_mutate(self, inp: MutationInput) -> Receipt:

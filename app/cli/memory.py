@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from mama_core.export import export_lines
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import ApproveInput, RejectInput, RetireInput, SaveInput
+from mama_core.memory.results import MemoryReadResult, MemoryRecord
 from mama_core.model import KINDS, RetireStatus
 
 RETIRE_STATUSES = [s.value for s in RetireStatus]
@@ -236,25 +238,25 @@ def waiting_vectors_line(waiting: int) -> str:
     )
 
 
-def _record_text(record: dict[str, Any]) -> str:
+def _record_text(record: MemoryRecord) -> str:
     show = terminal_text
-    lines = [show(f"#{record['id']} [{record['kind']}] {record['status']}: {record['summary']}")]
-    for name in (
-        "topic",
-        "details",
-        "applies_when",
-        "outcome",
-        "valid_from",
-        "valid_until",
-        "recorded_at",
-        "involvement",
+    lines = [show(f"#{record.id} [{record.kind}] {record.status}: {record.summary}")]
+    for name, value in (
+        ("topic", record.topic),
+        ("details", record.details),
+        ("applies_when", record.applies_when),
+        ("outcome", record.outcome),
+        ("valid_from", record.valid_from),
+        ("valid_until", record.valid_until),
+        ("recorded_at", record.recorded_at),
+        ("involvement", record.involvement),
     ):
-        if record.get(name):
-            lines.append(f"  {name}: {show(record[name])}")
-    if record.get("steps"):
-        lines.extend(f"  step {i}: {show(s)}" for i, s in enumerate(record["steps"], start=1))
-    lines.append(f"  scopes: {show(', '.join(record.get('scopes', [])))}")
-    terms = record.get("commitment")
+        if value:
+            lines.append(f"  {name}: {show(value)}")
+    if record.steps:
+        lines.extend(f"  step {i}: {show(s)}" for i, s in enumerate(record.steps, start=1))
+    lines.append(f"  scopes: {show(', '.join(record.scopes))}")
+    terms = record.commitment
     if terms:
         due = terms["due_at"] or "no due"
         zone = f" ({terms['due_tz']})" if terms.get("due_tz") else ""
@@ -264,15 +266,15 @@ def _record_text(record: dict[str, Any]) -> str:
                 f"{terms['owed_to'] or '-'}, {due}{zone}"
             )
         )
-    if record.get("provenance"):
-        lines.append(f"  provenance: {show(json.dumps(record['provenance'], sort_keys=True))}")
-    change = record.get("pending_change")
+    if record.provenance:
+        lines.append(f"  provenance: {show(json.dumps(record.provenance, sort_keys=True))}")
+    change = record.pending_change
     if change:
-        lines.append(_pending_change_text(record["id"], change))
+        lines.append(_pending_change_text(record.id, change))
     return "\n".join(lines)
 
 
-def _pending_change_text(judgment_id: int, change: dict[str, Any]) -> str:
+def _pending_change_text(judgment_id: int, change: Mapping[str, Any]) -> str:
     """Why a record waits for the owner, and the two commands that decide it."""
     by = change.get("proposed_by") or {}
     who = by.get("name") or by.get("kind") or "someone"
@@ -291,8 +293,8 @@ def _pending_change_text(judgment_id: int, change: dict[str, Any]) -> str:
 @click.pass_obj
 def show(obj: CliContext, judgment_id: int, as_json: bool) -> None:
     """Show one memory with its provenance."""
-    result = _owner(obj, "memory.read", {"id": judgment_id})
-    _emit(result, as_json, _record_text(result["record"]))
+    result = obj.owner_read(MemoryReadResult, "memory.read", {"id": judgment_id})
+    _emit(result.to_wire(), as_json, _record_text(result.record))
 
 
 @click.command()
@@ -301,19 +303,18 @@ def show(obj: CliContext, judgment_id: int, as_json: bool) -> None:
 @click.pass_obj
 def history(obj: CliContext, judgment_id: int, as_json: bool) -> None:
     """Show what a memory replaced and every event that touched it."""
-    result = _owner(obj, "memory.read", {"id": judgment_id})
-    lines = [_record_text(result["record"])]
-    for older in result.get("history", []):
-        lines.append(
-            terminal_text(f"  replaced: #{older['id']} {older['status']}: {older['summary']}")
-        )
-    for event in result.get("events", []):
-        reason = (event.get("payload") or {}).get("reason")
+    result = obj.owner_read(MemoryReadResult, "memory.read", {"id": judgment_id})
+    lines = [_record_text(result.record)]
+    for older in result.history:
+        lines.append(terminal_text(f"  replaced: #{older.id} {older.status}: {older.summary}"))
+    for event in result.events:
+        payload = event.get("payload")
+        reason = payload.get("reason") if isinstance(payload, dict) else None
         because = f": {reason}" if reason else ""  # "(erased)" once a purge took it
         lines.append(
             terminal_text(f"  event {event['id']} {event['at']} {event['action']}{because}")
         )
-    _emit(result, as_json, "\n".join(lines))
+    _emit(result.to_wire(), as_json, "\n".join(lines))
 
 
 @click.command()

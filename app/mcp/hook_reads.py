@@ -22,7 +22,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from mama_core.guidance import render_index
 from mama_core.memory import CATALOG, EngineConfig
 from mama_core.memory.actions.checkpoints import checkpoint_list
 from mama_core.memory.dispatcher import Env, prepare_call
+from mama_core.memory.results import CheckpointEntry
 from mama_core.recall import Recall, RecallHit, RecallQuery
 from mama_core.store import DbKey, connect, latest_version, schema_version
 from mama_core.store.connection import Connection
@@ -67,7 +67,7 @@ def _refuse_recall() -> Recall:
     raise EngineError("Hooks do not load recall.")
 
 
-def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> dict[str, Any] | None:
+def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> CheckpointEntry | None:
     """The project's newest checkpoint, read through the catalog's ``checkpoint.list``."""
     session = HOOK_ACTOR.session_facts()
     env = Env(EngineConfig(), model_id="", embed=_refuse_embedding, recall=_refuse_recall)
@@ -75,7 +75,7 @@ def latest_checkpoint(conn: Connection, binding: ProjectBinding) -> dict[str, An
         call = prepare_call(
             CATALOG, "checkpoint.list", {"scope": scope, "limit": 1}, session, binding.grant()
         )
-        checkpoints = checkpoint_list(conn, call, env).get("checkpoints") or []
+        checkpoints = checkpoint_list(conn, call, env).checkpoints
         if checkpoints:
             return checkpoints[0]
     return None

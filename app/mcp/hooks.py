@@ -48,6 +48,7 @@ from app.mcp.project_scope import (
     resolve_binding,
 )
 from mama_core.errors import MamaError
+from mama_core.memory.results import CheckpointEntry
 from mama_core.recall import RecallHit
 
 log = logging.getLogger(__name__)
@@ -138,18 +139,18 @@ def session_start(event: Mapping[str, Any], settings: HookSettings, started: flo
     return _additional_context("SessionStart", "\n\n".join([header, *parts]))
 
 
-def _render_checkpoint(checkpoint: Mapping[str, Any]) -> str:
-    provenance = checkpoint.get("provenance") or {}
+def _render_checkpoint(checkpoint: CheckpointEntry) -> str:
+    provenance = checkpoint.provenance
     by = " ".join(
         str(v) for v in (provenance.get("actor_name"), provenance.get("actor_version")) if v
     )
     lines = [
-        f"Latest checkpoint (#{checkpoint.get('id')}, {checkpoint.get('created_at')}"
+        f"Latest checkpoint (#{checkpoint.id}, {checkpoint.created_at}"
         + (f", saved by {by}" if by else "")
         + "):",
-        _clip(str(checkpoint.get("summary", "")), MAX_CHECKPOINT_SUMMARY_CHARS),
+        _clip(checkpoint.summary, MAX_CHECKPOINT_SUMMARY_CHARS),
     ]
-    state = checkpoint.get("state")
+    state = checkpoint.state
     if state:
         text = json.dumps(state, ensure_ascii=False, sort_keys=True)
         lines.append("State: " + _clip(text, MAX_CHECKPOINT_STATE_CHARS))

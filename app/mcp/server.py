@@ -43,6 +43,7 @@ from app.mcp.wire_guard import claimed_stdin, screened_lines
 from app.present.catalog_tools import (
     ToolCall,
     ToolSpec,
+    advertised_output_schema,
     catalog_tool,
     failed,
     refused,
@@ -50,6 +51,7 @@ from app.present.catalog_tools import (
 )
 from mama_core.errors import InvalidInputError, MamaError, UnknownActionError
 from mama_core.memory import CATALOG, Engine
+from mama_core.memory.results import ActionResult, CheckpointEntry
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,13 @@ _NO_ARGUMENTS: dict[str, Any] = {
     "additionalProperties": False,
     "title": "CheckpointLoadInput",
 }
+
+
+class CheckpointLoadResult(ActionResult):
+    """checkpoint_load: the project's latest checkpoint, or null when there is none."""
+
+    checkpoint: CheckpointEntry | None
+
 
 TOOLS: tuple[ToolSpec, ...] = (
     catalog_tool(CATALOG, "memory.save", name="save"),
@@ -81,6 +90,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         description="Load this project's latest checkpoint: where the work stood when it was "
         "last saved (null if none).",
         input_schema=_NO_ARGUMENTS,
+        output_schema=CheckpointLoadResult.model_json_schema(mode="serialization"),
     ),
 )
 TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
@@ -172,6 +182,9 @@ def list_tools() -> list[types.Tool]:
             name=spec.name,
             description=spec.description,
             input_schema=spec.input_schema,
+            output_schema=(
+                None if spec.output_schema is None else advertised_output_schema(spec.output_schema)
+            ),
             annotations=types.ToolAnnotations(
                 read_only_hint=spec.read_only,
                 # Nothing is ever deleted: a retire or a revision is a later record.

@@ -35,6 +35,8 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     read_only: bool = False
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema of a successful result (a read's result model), if it has one."""
 
 
 def tool_name(action: str) -> str:
@@ -50,8 +52,9 @@ def catalog_tool(
     name: str | None = None,
     description: str | None = None,
     input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> ToolSpec:
-    """The tool for ``action``: the catalog's description and schema unless overridden
+    """The tool for ``action``: the catalog's description and schemas unless overridden
     (only where the tool is not the bare action)."""
     spec = catalog.actions[action]
     return ToolSpec(
@@ -60,6 +63,7 @@ def catalog_tool(
         description=description or spec.description,
         input_schema=catalog.json_schema(action) if input_schema is None else input_schema,
         read_only=not spec.mutates,
+        output_schema=catalog.output_schema(action) if output_schema is None else output_schema,
     )
 
 
@@ -78,6 +82,39 @@ def error_body(code: str, message: str, details: Mapping[str, Any] | None = None
     if details:
         error["details"] = dict(details)
     return {"error": error}
+
+
+def advertised_output_schema(result_schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``outputSchema`` a tool advertises: its result's schema, or the error body
+    (a client may check an error result's structured content against it too)."""
+    result = dict(result_schema)
+    defs: dict[str, Any] = dict(result.pop("$defs", {}))
+    defs["ToolResult"] = result
+    defs["ToolError"] = ERROR_SCHEMA
+    return {
+        "type": "object",
+        "$defs": defs,
+        "anyOf": [{"$ref": "#/$defs/ToolResult"}, {"$ref": "#/$defs/ToolError"}],
+    }
+
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+    "additionalProperties": False,
+}
+"""The schema of ``error_body``: what a refused or failed call returns."""
 
 
 def result_text(result: Mapping[str, Any]) -> str:

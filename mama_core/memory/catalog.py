@@ -30,6 +30,7 @@ class Catalog:
         chosen = REGISTRY.values() if specs is None else specs
         self.actions: Mapping[str, ActionSpec[Any]] = MappingProxyType({s.name: s for s in chosen})
         self._schemas: dict[str, dict[str, Any]] = {}
+        self._output_schemas: dict[str, dict[str, Any]] = {}
 
     def json_schema(self, name: str) -> dict[str, Any]:
         """The JSON schema of an action's input, as shown to MCP clients and agents (a
@@ -39,6 +40,17 @@ class Catalog:
         schema = self._schemas.get(name)
         if schema is None:
             schema = self._schemas[name] = self.actions[name].input_model.model_json_schema()
+        return copy.deepcopy(schema)
+
+    def output_schema(self, name: str) -> dict[str, Any] | None:
+        """The JSON schema of a read's result (its result model's), or None for a
+        mutation or a read without one (a copy the caller may change)."""
+        model = self.actions[name].result_model
+        if model is None:
+            return None
+        schema = self._output_schemas.get(name)
+        if schema is None:
+            schema = self._output_schemas[name] = model.model_json_schema(mode="serialization")
         return copy.deepcopy(schema)
 
     def __contains__(self, name: object) -> bool:

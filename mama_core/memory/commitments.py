@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 from mama_core import clock
 from mama_core.errors import InvalidTransitionError, OwnerTurnRequiredError
 from mama_core.memory.inputs import OWNER_PARTY, CommitmentTerms
+from mama_core.memory.results import CommitmentEntry
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment, Kind, Status
 from mama_core.scopes.bindings import scope_names_column
@@ -208,7 +209,7 @@ def list_commitments(
     state: str = OPEN,
     include_proposed: bool = True,
     limit: int = 200,
-) -> list[dict[str, Any]]:
+) -> list[CommitmentEntry]:
     """The commitments in ``grant``'s scopes in ``state``, by due time (none last) then
     id; ``overdue`` is an open one whose due is before ``now``. The scope predicate sits
     before the limit, so foreign rows never take a place."""
@@ -229,21 +230,21 @@ def list_commitments(
     return [_listed(row, grant, at) for row in rows]
 
 
-def _listed(row: tuple[Any, ...], grant: Grant, now_iso: str) -> dict[str, Any]:
+def _listed(row: tuple[Any, ...], grant: Grant, now_iso: str) -> CommitmentEntry:
     due_at = None if row[6] is None else str(row[6])
     state = str(row[8])
     scopes = str(row[9]).split("\x1f") if row[9] else []
-    return {
-        "id": int(row[0]),
-        "status": str(row[1]),
-        "state": state,
-        "owed_by": str(row[4]),
-        "owed_to": str(row[5]),
-        "summary": str(row[2]),
-        "due_at": due_at,
-        "due_tz": None if row[7] is None else str(row[7]),
-        "overdue": state == OPEN and due_at is not None and due_at < now_iso,
-        "source_observations": [int(i) for i in json.loads(str(row[10]))],
-        "scopes": visible_scopes(scopes, grant),
-        "recorded_at": str(row[3]),
-    }
+    return CommitmentEntry(
+        id=int(row[0]),
+        status=str(row[1]),
+        state=state,
+        owed_by=str(row[4]),
+        owed_to=str(row[5]),
+        summary=str(row[2]),
+        due_at=due_at,
+        due_tz=None if row[7] is None else str(row[7]),
+        overdue=state == OPEN and due_at is not None and due_at < now_iso,
+        source_observations=[int(i) for i in json.loads(str(row[10]))],
+        scopes=visible_scopes(scopes, grant),
+        recorded_at=str(row[3]),
+    )

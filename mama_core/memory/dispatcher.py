@@ -15,6 +15,7 @@ gets its command id and the hash of its canonical payload here.
 
 from __future__ import annotations
 
+import typing
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory import ownership
 from mama_core.memory.config import EngineConfig
+from mama_core.memory.results import ActionResult
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.recall import Recall
@@ -90,8 +92,9 @@ class Env:
 
 MutationHandler = Callable[[Call[InputT], Env], Command]
 """A mutation's handler: prepares (outside the transaction) the writer command."""
-ReadHandler = Callable[[Connection, Call[InputT], Env], dict[str, Any]]
-"""A read's handler: runs on a pooled read connection and returns the result."""
+ReadHandler = Callable[[Connection, Call[InputT], Env], ActionResult | dict[str, Any]]
+"""A read's handler: runs on a pooled read connection and returns the result (its
+result model, or for reads not yet given one, the wire dict)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class ActionSpec(Generic[InputT]):
     """A mutation's handler (``mutates``)."""
     query: ReadHandler[InputT] | None = None
     """A read's handler (not ``mutates``)."""
+    result_model: type[ActionResult] | None = None
+    """A read's result model (its handler's return annotation), also its tool's output
+    schema; None for a mutation (a receipt) or a read not yet given one."""
 
     def command(self, call: Call[Any], env: Env) -> Command:
         """The writer command for ``call`` of this mutation."""
@@ -119,7 +125,14 @@ class ActionSpec(Generic[InputT]):
         return self.build(call, env)
 
     def run_read(self, conn: Connection, call: Call[Any], env: Env) -> dict[str, Any]:
-        """The result of ``call`` of this read on ``conn``."""
+        """The result of ``call`` of this read on ``conn``, in its wire form."""
+        result = self.run_read_result(conn, call, env)
+        return result.to_wire() if isinstance(result, ActionResult) else result
+
+    def run_read_result(
+        self, conn: Connection, call: Call[Any], env: Env
+    ) -> ActionResult | dict[str, Any]:
+        """The result of ``call`` of this read on ``conn``, as its handler returned it."""
         if self.query is None:
             raise TypeError(f"{self.name} is a mutation, not a read")
         return self.query(conn, call, env)
@@ -159,12 +172,29 @@ def mutation(
     return register
 
 
+def _result_model(handler: Callable[..., object]) -> type[ActionResult] | None:
+    """The result model a read handler's return annotation names, if it names one."""
+    returned = typing.get_type_hints(handler).get("return")
+    if isinstance(returned, type) and issubclass(returned, ActionResult):
+        return returned
+    return None
+
+
+ResultT = TypeVar("ResultT", bound=ActionResult | dict[str, Any])
+
+
 def query(
     name: str, model: type[InputT], *, description: str, owner_only: bool = False
-) -> Callable[[ReadHandler[InputT]], ReadHandler[InputT]]:
-    """Register the decorated function as the handler of read action ``name``."""
+) -> Callable[
+    [Callable[[Connection, Call[InputT], Env], ResultT]],
+    Callable[[Connection, Call[InputT], Env], ResultT],
+]:
+    """Register the decorated function as the handler of read action ``name``; a
+    result model in its return annotation is the action's (``ActionSpec.result_model``)."""
 
-    def register(handler: ReadHandler[InputT]) -> ReadHandler[InputT]:
+    def register(
+        handler: Callable[[Connection, Call[InputT], Env], ResultT],
+    ) -> Callable[[Connection, Call[InputT], Env], ResultT]:
         REGISTRY.register(
             ActionSpec(
                 name,
@@ -174,6 +204,7 @@ def query(
                 description=description,
                 for_agents=not owner_only,
                 query=handler,
+                result_model=_result_model(handler),
             )
         )
         return handler

@@ -45,6 +45,7 @@ from mama_core.memory.events import ChainHead
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.purge_pending import PendingPurgeRetry, pending_purge, settle_if_pending
 from mama_core.memory.reader_pool import ReaderPool
+from mama_core.memory.results import ActionResult
 from mama_core.memory.writer import Command, HeadSink, Writer
 from mama_core.model import ChangeSet
 from mama_core.recall import Recall, VectorCache
@@ -57,6 +58,7 @@ from mama_core.store.connection import Connection, log_failure
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+ResultT = TypeVar("ResultT", bound=ActionResult)
 
 
 class Engine:
@@ -138,7 +140,7 @@ class Engine:
             raise EngineError("The memory engine is closed.")
         call = prepare_call(self.catalog, action, payload, session, grant)
         if call.spec.mutates:
-            return self._mutate(call)
+            return self._mutate(call).to_wire()
         return self._read(call)
 
     def mutate(self, inp: MutationInput, session: SessionFacts, grant: Grant) -> Receipt:
@@ -147,7 +149,46 @@ class Engine:
         call = self._prepare_input(inp, session, grant)
         if not call.spec.mutates:
             raise EngineError(f"{call.spec.name} is a read; use read().")
-        return Receipt.from_wire(self._mutate(call))
+        return self._mutate(call)
+
+    def mutate_action(
+        self, action: str, payload: Mapping[str, Any], session: SessionFacts, grant: Grant
+    ) -> Receipt:
+        """``dispatch`` of a mutation by name, returning the typed receipt (the one the
+        writer built) instead of its wire form; a read is refused."""
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        call = prepare_call(self.catalog, action, payload, session, grant)
+        if not call.spec.mutates:
+            raise EngineError(f"{action} is a read; use dispatch() or read().")
+        return self._mutate(call)
+
+    async def mutate_action_async(
+        self, action: str, payload: Mapping[str, Any], session: SessionFacts, grant: Grant
+    ) -> Receipt:
+        """``mutate_action`` awaited from asyncio; the work runs off the event loop."""
+        return await asyncio.to_thread(self.mutate_action, action, payload, session, grant)
+
+    def read_as(
+        self,
+        model: type[ResultT],
+        action: str,
+        payload: Mapping[str, Any],
+        session: SessionFacts,
+        grant: Grant,
+    ) -> ResultT:
+        """``dispatch`` of the read ``action``, returning its result model (``model``, which
+        must be the action's) instead of its wire form; refusals raise as ``dispatch``."""
+        if self._closed.is_set():
+            raise EngineError("The memory engine is closed.")
+        call = prepare_call(self.catalog, action, payload, session, grant)
+        if call.spec.mutates:
+            raise EngineError(f"{action} is a mutation; use mutate_action().")
+        with self._readers.borrow() as conn:
+            result = call.spec.run_read_result(conn, call, self._env)
+        if not isinstance(result, model):
+            raise TypeError(f"{action} returns {type(result).__name__}, not {model.__name__}")
+        return result
 
     def read(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> dict[str, Any]:
         """Run the read whose input ``inp`` is (``SearchInput`` is memory.search ...)."""
@@ -221,7 +262,7 @@ class Engine:
         except MamaError as exc:
             exc.details.setdefault("batch_size", len(commands))
             raise
-        return [result.receipt for result in results]
+        return [result.receipt.to_wire() for result in results]
 
     async def dispatch_async(
         self,
@@ -345,7 +386,7 @@ class Engine:
         with self._readers.borrow() as conn:
             return pending_purge(conn) is not None
 
-    def _mutate(self, call: Call[Any]) -> dict[str, Any]:
+    def _mutate(self, call: Call[Any]) -> Receipt:
         with self._readers.borrow() as conn:
             known = (
                 conn.execute(

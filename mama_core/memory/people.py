@@ -36,6 +36,7 @@ from mama_core.memory.person_names import (
     parse_author,
     words,
 )
+from mama_core.memory.results import CommitmentEntry, PersonListing
 from mama_core.scopes.bindings import scope_names_column
 from mama_core.scopes.grants import Grant
 from mama_core.scopes.reach import scope_filter, visible_scopes
@@ -105,7 +106,7 @@ class Directory:
     """Each distinct author line of a visible connector item, parsed."""
     message_counts: Counter[str] = field(default_factory=Counter[str])
     """Visible connector items per author line."""
-    commitments: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    commitments: list[CommitmentEntry] = field(default_factory=list[CommitmentEntry])
     meetings: list[_Meeting] = field(default_factory=list[_Meeting])
 
     def seen(self, identity: Identity, times: int = 1) -> None:
@@ -184,7 +185,7 @@ def read_directory(conn: Connection, grant: Grant, now: datetime | None = None) 
         conn, grant, now=now or clock.now(), state=OPEN, limit=1_000_000
     )
     for row in directory.commitments:
-        for party in (row["owed_by"], row["owed_to"]):
+        for party in (row.owed_by, row.owed_to):
             if party and party != OWNER_PARTY:
                 directory.seen(parse_author(party))
     visible, params = visible_clause(grant)
@@ -297,14 +298,14 @@ def _memory_words(row: tuple[Any, ...]) -> list[str]:
     return words(f"{row[5]}\n{row[3]}\n{row[4]}")
 
 
-def _parties_match(row: dict[str, Any], keys: frozenset[str], side: str) -> bool:
-    party = str(row[side])
+def _parties_match(row: CommitmentEntry, keys: frozenset[str], side: str) -> bool:
+    party = row.owed_by if side == "owed_by" else row.owed_to
     if not party or party == OWNER_PARTY:
         return False
     return bool({alias_key(a) for a in parse_author(party).aliases()} & keys)
 
 
-def list_people(conn: Connection, grant: Grant, limit: int = 500) -> list[dict[str, Any]]:
+def list_people(conn: Connection, grant: Grant, limit: int = 500) -> list[PersonListing]:
     """Everyone ``grant`` may know of, with how many memories name them, their open
     commitments, messages and meetings; most talked-about first."""
     directory = read_directory(conn, grant)
@@ -333,28 +334,26 @@ def list_people(conn: Connection, grant: Grant, limit: int = 500) -> list[dict[s
         }:
             meetings[at] += 1
     listed = [
-        {
-            **person.as_dict(),
-            "memories": memories[at],
-            "commitments": commitments[at],
-            "messages": messages[at],
-            "meetings": meetings[at],
-        }
+        PersonListing(
+            name=person.name,
+            aliases=person.aliases,
+            joined_by_owner=person.joined_by_owner,
+            memories=memories[at],
+            commitments=commitments[at],
+            messages=messages[at],
+            meetings=meetings[at],
+        )
         for at, person in enumerate(people)
     ]
     listed.sort(
-        key=lambda p: (
-            -(p["memories"] + p["commitments"] + p["messages"] + p["meetings"]),
-            str(p["name"]).casefold(),
-        )
+        key=lambda p: (-(p.memories + p.commitments + p.messages + p.meetings), p.name.casefold())
     )
     return listed[:limit]
 
 
-def _row_people(row: dict[str, Any], by_key: dict[str, int]) -> set[int]:
+def _row_people(row: CommitmentEntry, by_key: dict[str, int]) -> set[int]:
     found: set[int] = set()
-    for side in ("owed_by", "owed_to"):
-        party = str(row[side])
+    for party in (row.owed_by, row.owed_to):
         if party and party != OWNER_PARTY:
             found |= {
                 by_key[k] for a in parse_author(party).aliases() if (k := alias_key(a)) in by_key
@@ -422,7 +421,10 @@ def about(
         "person": person.as_dict(),
         "memories": memories,
         "memories_total": len(memory_rows),
-        "commitments": {"owed_by": owed_by[:limit], "owed_to": owed_to[:limit]},
+        "commitments": {
+            "owed_by": [r.to_wire() for r in owed_by[:limit]],
+            "owed_to": [r.to_wire() for r in owed_to[:limit]],
+        },
         "messages": messages,
         "meetings": {
             "upcoming": [m.as_dict() for m in upcoming[:limit]],

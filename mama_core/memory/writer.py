@@ -19,8 +19,9 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from mama_core import clock
@@ -29,6 +30,7 @@ from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.coverage import written_rows
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
 from mama_core.model import ChangeSet, content_fields
+from mama_core.receipt import Receipt
 from mama_core.scopes.grants import Grant
 from mama_core.session import SessionFacts
 from mama_core.store import sqlcipher
@@ -212,7 +214,7 @@ HeadSink = Callable[[ChainHead], None]
 class AppendResult:
     """The receipt, and the change-set if something was committed (None on replay)."""
 
-    receipt: dict[str, Any]
+    receipt: Receipt
     changes: ChangeSet | None
 
 
@@ -268,17 +270,17 @@ def _apply(conn: Connection, command: Command, secret: StoreSecret) -> AppendRes
             "SELECT status FROM judgments WHERE id = ?", (applied.judgment_id,)
         ).fetchone()
         status = None if row is None else str(row[0])
-    receipt: dict[str, Any] = {
-        "command_id": command.command_id,
-        "action": command.action,
-        "event_id": tx.event_id,
-        "at": at,
-        "judgment_id": applied.judgment_id,
-        "status": status,
-        "touched": touched,
-        **applied.receipt,
-        "replayed": False,
-    }
+    receipt = Receipt(
+        command_id=command.command_id,
+        action=command.action,
+        event_id=tx.event_id,
+        at=at,
+        judgment_id=applied.judgment_id,
+        status=status,
+        touched=tuple(touched),
+        replayed=False,
+        extra=MappingProxyType(dict(applied.receipt)),
+    )
     conn.execute(
         "INSERT INTO receipts (command_id, principal, action, payload_hash, receipt, "
         "event_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -287,7 +289,7 @@ def _apply(conn: Connection, command: Command, secret: StoreSecret) -> AppendRes
             command.session.principal,
             command.action,
             payload_hash,
-            json.dumps(receipt, sort_keys=True),
+            receipt.stored_json(),
             tx.event_id,
             at,
         ),
@@ -318,7 +320,7 @@ def _apply(conn: Connection, command: Command, secret: StoreSecret) -> AppendRes
     return AppendResult(receipt, changes)
 
 
-def _replay(command: Command, stored: tuple[Any, ...], keyed_hash: str) -> dict[str, Any]:
+def _replay(command: Command, stored: tuple[Any, ...], keyed_hash: str) -> Receipt:
     principal, action, payload_hash, receipt_json = stored
     # Receipts written before the hashes were keyed hold the bare payload hash.
     same_payload = payload_hash in (keyed_hash, command.payload_hash)
@@ -328,9 +330,7 @@ def _replay(command: Command, stored: tuple[Any, ...], keyed_hash: str) -> dict[
             "use a new command id.",
             details={"command_id": command.command_id},
         )
-    receipt = json.loads(receipt_json)
-    receipt["replayed"] = True
-    return receipt
+    return Receipt.replay_of(receipt_json)
 
 
 def _rollback(conn: Connection) -> None:
@@ -380,7 +380,7 @@ class Writer:
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
         with self.feed.writing():
             results = append_batch(self._conn, self._path, commands, self._secret)
-            for command, result in zip(commands, results, strict=True):
+            for index, (command, result) in enumerate(zip(commands, results, strict=True)):
                 if result.changes is None:
                     continue
                 if command.after_commit is not None:
@@ -392,7 +392,9 @@ class Writer:
                         )
                     else:
                         if extra:
-                            result.receipt.update(extra)
+                            results[index] = replace(
+                                result, receipt=result.receipt.with_after(extra)
+                            )
                 self.feed.publish(result.changes)
             if self._on_head is not None and any(r.changes is not None for r in results):
                 try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Literal
 
@@ -61,17 +61,14 @@ Label = Literal["match", "replaced"]
 
 
 @dataclass(frozen=True)
-class RecallHit:
-    """One judgment recall returns, with the reason it was returned.
+class Row:
+    """The stored fields of one judgment, as recall shows them (``rows.fetch_rows``).
 
-    ``label`` is ``match`` for a ranked result and ``replaced`` for a predecessor
-    added by ``include_history`` (then ``replaced_by`` names the judgment that
-    replaced it, ``score`` is 0 and ``arms`` is empty).
-    """
+    Not ``model.Judgment``: recall reads only what it shows, with the record's scope
+    names, and leaves out what only a full read needs (provenance, confidence,
+    outcome, command id, content hash)."""
 
     id: int
-    score: float
-    arms: Mapping[str, ArmScore]
     kind: str
     topic: str
     summary: str
@@ -85,6 +82,35 @@ class RecallHit:
     superseded_by: int | None
     involvement: str
     scopes: tuple[str, ...]
+
+    def hit(
+        self,
+        score: float,
+        arms: Mapping[str, ArmScore],
+        label: Label = "match",
+        replaced_by: int | None = None,
+    ) -> RecallHit:
+        """This row as a hit recall returns, with why it was returned."""
+        stored = {name: getattr(self, name) for name in _ROW_FIELDS}
+        return RecallHit(
+            **stored, score=score, arms=dict(arms), label=label, replaced_by=replaced_by
+        )
+
+
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+
+
+@dataclass(frozen=True)
+class RecallHit(Row):
+    """One judgment recall returns (its ``Row``), with the reason it was returned.
+
+    ``label`` is ``match`` for a ranked result and ``replaced`` for a predecessor
+    added by ``include_history`` (then ``replaced_by`` names the judgment that
+    replaced it, ``score`` is 0 and ``arms`` is empty).
+    """
+
+    score: float
+    arms: Mapping[str, ArmScore]
     label: Label = "match"
     replaced_by: int | None = None
     extra: Mapping[str, object] = field(default_factory=dict[str, object])

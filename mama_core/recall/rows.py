@@ -8,12 +8,11 @@ rather than returned.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from mama_core.recall.predicate import Predicate
-from mama_core.recall.query import ArmScore, Label, RecallHit
+from mama_core.recall.query import Row
 from mama_core.scopes.bindings import scope_names_column
 from mama_core.store.connection import Connection
 
@@ -22,54 +21,6 @@ _COLUMNS = (
     "j.valid_from, j.valid_until, j.recorded_at, j.superseded_by, j.involvement, "
     + scope_names_column("j")
 )
-
-
-@dataclass(frozen=True)
-class Row:
-    """The stored fields of one judgment, as recall shows them."""
-
-    id: int
-    kind: str
-    topic: str
-    summary: str
-    details: str
-    applies_when: str | None
-    steps: tuple[str, ...]
-    status: str
-    valid_from: str
-    valid_until: str | None
-    recorded_at: str
-    superseded_by: int | None
-    involvement: str
-    scopes: tuple[str, ...]
-
-    def hit(
-        self,
-        score: float,
-        arms: Mapping[str, ArmScore],
-        label: Label = "match",
-        replaced_by: int | None = None,
-    ) -> RecallHit:
-        return RecallHit(
-            id=self.id,
-            score=score,
-            arms=dict(arms),
-            kind=self.kind,
-            topic=self.topic,
-            summary=self.summary,
-            details=self.details,
-            applies_when=self.applies_when,
-            steps=self.steps,
-            status=self.status,
-            valid_from=self.valid_from,
-            valid_until=self.valid_until,
-            recorded_at=self.recorded_at,
-            superseded_by=self.superseded_by,
-            involvement=self.involvement,
-            scopes=self.scopes,
-            label=label,
-            replaced_by=replaced_by,
-        )
 
 
 def _steps(raw: Any) -> tuple[str, ...]:

@@ -60,10 +60,10 @@ def test_purge_dialog_offers_the_quoting_messages(
         done = asyncio.ensure_future(wait_signal(window.action_done))
         dialog.erase_button.click()
         _action, receipt = await done
-        return dict(receipt)
+        return receipt
 
     receipt = drive(loop, window, scenario)
-    assert receipt["observations_purged"] == [said]
+    assert receipt.observations_purged == (said,)
     assert "1 message(s) erased" in window.message.text()
     assert status_of(store, fact) == "purged"
     assert observation_text(store, said) == ""

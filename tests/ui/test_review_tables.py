@@ -172,8 +172,8 @@ def test_several_proposals_are_approved_each_with_its_own_receipt(
 
     assert result.failed == []
     receipts = [receipt for _, receipt in result.done]
-    assert sorted(r["judgment_id"] for r in receipts) == ids
-    assert len({r["event_id"] for r in receipts}) == 3  # three owner actions, three receipts
+    assert sorted(r.judgment_id for r in receipts) == ids
+    assert len({r.event_id for r in receipts}) == 3  # three owner actions, three receipts
     for judgment_id in ids:
         assert status_of(store, judgment_id) == "active"
         last = events_of(store, judgment_id)[-1]
@@ -211,7 +211,7 @@ def test_a_refused_one_is_named_and_the_others_keep_their_receipts(
     result = drive(loop, window, scenario)
 
     assert [record["id"] for record, _ in result.failed] == [ids[1]]
-    assert sorted(receipt["judgment_id"] for _, receipt in result.done) == [ids[0], ids[2]]
+    assert sorted(receipt.judgment_id for _, receipt in result.done) == [ids[0], ids[2]]
     for judgment_id in (ids[0], ids[2]):
         assert status_of(store, judgment_id) == "rejected"
         event = events_of(store, judgment_id)[-1]
@@ -265,7 +265,7 @@ def test_the_row_menu_offers_the_buttons_with_their_rules(
         done = asyncio.ensure_future(wait_signal(window.action_done))
         menu_items["approve"].trigger()
         action, receipt = await done
-        assert (action, receipt["judgment_id"]) == ("review.approve", first)
+        assert (action, receipt.judgment_id) == ("review.approve", first)
         await wait_until(lambda: window.settled, window.lists_updated)
         menu.close()
         # On active guidance the same menu retires, and does not approve.

@@ -13,7 +13,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.local.paths import Paths
-from mama_core.memory import Engine, verify_store
+from mama_core.memory import Engine, Receipt, verify_store
 from mama_core.store import Store
 from tests.ui.conftest import (
     agent_propose,
@@ -70,7 +70,7 @@ def hasty_window(
     yield from window_with(bridge, loop, 1)
 
 
-async def undo_with(window: ReviewWindow, trigger: Any) -> tuple[str, list[dict[str, Any]]]:
+async def undo_with(window: ReviewWindow, trigger: Any) -> tuple[str, list[Receipt]]:
     undone = asyncio.ensure_future(wait_signal(window.undone))
     trigger()
     action, receipts = await undone
@@ -118,7 +118,7 @@ def test_undo_an_approve_puts_it_back_in_proposed(
     proposal = agent_propose(engine, "Answer in short paragraphs")
     other = agent_propose(engine, "Use metric units", applies_when="giving measurements")
 
-    async def scenario() -> list[dict[str, Any]]:
+    async def scenario() -> list[Receipt]:
         await wait_until(lambda: window.current_record() is not None, window.detail_shown)
         view = window.current_view()
         click_row(qtbot, view, shown_ids(view).index(proposal))
@@ -137,7 +137,7 @@ def test_undo_an_approve_puts_it_back_in_proposed(
         assert not window.undo_bar.isVisible()
         (receipt,) = receipts
         await wait_until(
-            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+            lambda: receipt.judgment_id in proposed_shown(window), window.lists_updated
         )
         return receipts
 
@@ -145,11 +145,11 @@ def test_undo_an_approve_puts_it_back_in_proposed(
 
     # Appended, never edited: the save and the approve stay; one owner action follows
     # that takes the approved record out of belief and proposes it again, as the agent's.
-    copy = int(receipt["judgment_id"])
-    assert receipt["restored_from"] == proposal and receipt["status"] == "proposed"
+    copy = int(receipt.judgment_id)
+    assert receipt.get("restored_from") == proposal and receipt.status == "proposed"
     assert actions_of(store, proposal) == ["memory.save", "review.approve"]
     (undo_event,) = events_of(store, copy)
-    assert undo_event["id"] == receipt["event_id"]
+    assert undo_event["id"] == receipt.event_id
     assert undo_event["action"] == "memory.restore"
     assert undo_event["payload"]["reason"] == UNDO_REASON
     assert undo_event["actor"]["kind"] == "owner"
@@ -174,7 +174,7 @@ def test_ctrl_z_undoes_a_retire_making_it_active_again(
         engine, "Never deploy on Fridays", kind="constraint", applies_when="planning a release"
     )
 
-    async def scenario() -> list[dict[str, Any]]:
+    async def scenario() -> list[Receipt]:
         window.show_tab(TAB_ALL)
         await wait_until(lambda: window.current_status() == "active", window.detail_shown)
         view = window.current_view()
@@ -200,8 +200,8 @@ def test_ctrl_z_undoes_a_retire_making_it_active_again(
     # rule is believed again as a new record with the same words and provenance.
     assert status_of(store, rule) == "stale"
     assert actions_of(store, rule) == ["memory.save", "memory.retire"]
-    assert len(restore["lifted_tombstones"]) == 1
-    restored = int(restore["judgment_id"])
+    assert len(restore.get("lifted_tombstones")) == 1
+    restored = restore.judgment_id
     assert restored != rule and status_of(store, restored) == "active"
     (event,) = events_of(store, restored)
     assert event["action"] == "memory.restore" and event["actor"]["kind"] == "owner"
@@ -225,7 +225,7 @@ def test_undo_a_reject_puts_the_agents_proposal_back_in_proposed(
 ) -> None:
     proposal = agent_propose(engine, "Answer in short paragraphs")
 
-    async def scenario() -> list[dict[str, Any]]:
+    async def scenario() -> list[Receipt]:
         await wait_until(lambda: window.current_record() is not None, window.detail_shown)
         dialog = await fill_dialog(window, lambda: qtbot.keyClick(window, Qt.Key.Key_R))
         dialog.reason.setText("too terse")  # type: ignore[attr-defined]
@@ -235,13 +235,13 @@ def test_undo_a_reject_puts_the_agents_proposal_back_in_proposed(
         _, receipts = await undo_with(window, window.undo_bar.undo_button.click)
         (receipt,) = receipts
         await wait_until(
-            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+            lambda: receipt.judgment_id in proposed_shown(window), window.lists_updated
         )
         return receipts
 
     (restore,) = drive(loop, window, scenario)
 
-    copy = int(restore["judgment_id"])
+    copy = restore.judgment_id
     assert status_of(store, proposal) == "rejected"
     assert actions_of(store, proposal) == ["memory.save", "review.reject"]
     # Not turned into the owner's own believed memory: still the agent's, to review.
@@ -267,7 +267,7 @@ def test_the_undo_names_the_restored_record_and_retires_nothing(
     rejected = agent_propose(engine, "Use metric units", applies_when="giving measurements")
     retired_list = window.lists[TAB_RETIRED]
 
-    async def decide_and_undo(target: int, key: Qt.Key) -> dict[str, Any]:
+    async def decide_and_undo(target: int, key: Qt.Key) -> Receipt:
         await wait_until(
             lambda: (window.current_record() or {}).get("id") is not None, window.detail_shown
         )
@@ -286,7 +286,8 @@ def test_the_undo_names_the_restored_record_and_retires_nothing(
         assert f"#{target}" in window.undo_bar.label.text()
         assert "#" not in window.undo_bar.label.text().split("— Undo", 1)[1]
         _, (receipt,) = await undo_with(window, window.undo_bar.trigger)
-        copy = int(receipt["judgment_id"])
+        assert receipt.judgment_id is not None
+        copy = receipt.judgment_id
         await wait_until(lambda: copy in proposed_shown(window), window.lists_updated)
         assert window.message.text() == f"Undone: #{target} is back in Proposed as #{copy}"
         return receipt
@@ -324,7 +325,7 @@ def test_undo_an_approved_revision_brings_the_owners_rule_back(
     )
     revision = agent_propose(engine, "Answer in short paragraphs", replaces=[rule])
 
-    async def scenario() -> list[dict[str, Any]]:
+    async def scenario() -> list[Receipt]:
         await wait_until(
             lambda: (window.current_record() or {}).get("id") == revision, window.detail_shown
         )
@@ -334,16 +335,16 @@ def test_undo_an_approved_revision_brings_the_owners_rule_back(
         _, receipts = await undo_with(window, window.undo_bar.trigger)
         (receipt,) = receipts
         await wait_until(
-            lambda: receipt["judgment_id"] in proposed_shown(window), window.lists_updated
+            lambda: receipt.judgment_id in proposed_shown(window), window.lists_updated
         )
         return receipts
 
     (receipt,) = drive(loop, window, scenario)
 
-    (rule_copy,) = (int(k) for k in receipt["also_restored"])
+    (rule_copy,) = (int(k) for k in receipt.get("also_restored"))
     assert status_of(store, rule_copy) == "active"  # the owner's rule is believed again
     assert read(engine, rule_copy)["involvement"] == "owner_stated"
-    assert status_of(store, int(receipt["judgment_id"])) == "proposed"
+    assert status_of(store, int(receipt.judgment_id)) == "proposed"
     assert status_of(store, revision) == "superseded"
     assert_verifies(store)
 
@@ -357,7 +358,7 @@ def test_several_approved_at_once_are_undone_together(
 ) -> None:
     ids = [agent_propose(engine, f"Proposal number {n}") for n in range(2)]
 
-    async def scenario() -> list[dict[str, Any]]:
+    async def scenario() -> list[Receipt]:
         await wait_until(lambda: window.current_record() is not None, window.detail_shown)
         window.views[TAB_PROPOSED].selectAll()
         done = asyncio.ensure_future(wait_signal(window.batch_done))
@@ -365,19 +366,19 @@ def test_several_approved_at_once_are_undone_together(
         await done
         await wait_until(lambda: window.settled, window.lists_updated)
         _, receipts = await undo_with(window, window.undo_bar.trigger)
-        copies = {r["judgment_id"] for r in receipts}
+        copies = {r.judgment_id for r in receipts}
         await wait_until(lambda: copies <= set(proposed_shown(window)), window.lists_updated)
         return receipts
 
     receipts = drive(loop, window, scenario)
 
-    assert sorted(r["restored_from"] for r in receipts) == ids
+    assert sorted(r.get("restored_from") for r in receipts) == ids
     for judgment_id in ids:
         assert actions_of(store, judgment_id) == ["memory.save", "review.approve"]
         assert status_of(store, judgment_id) == "superseded"
     for receipt in receipts:
-        assert receipt["action"] == "memory.restore"
-        assert status_of(store, int(receipt["judgment_id"])) == "proposed"
+        assert receipt.action == "memory.restore"
+        assert status_of(store, int(receipt.judgment_id)) == "proposed"
     assert_verifies(store)
 
 

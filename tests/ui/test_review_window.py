@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from mama_core.memory import Engine
+from mama_core.memory import Engine, Receipt
 from mama_core.store import Store
 from tests.ui.conftest import (
     agent_propose,
@@ -76,7 +76,7 @@ def ids_in(window: ReviewWindow, tab: int) -> list[int]:
     return window.lists[tab].model.ids() if tab in window.lists else []
 
 
-async def act(window: ReviewWindow, trigger: Any) -> tuple[str, dict[str, Any]]:
+async def act(window: ReviewWindow, trigger: Any) -> tuple[str, Receipt]:
     """Start an action (a click or a key) and wait for its receipt and the lists to follow."""
     done = asyncio.ensure_future(wait_signal(window.action_done))
     trigger()
@@ -148,7 +148,7 @@ def test_approve_by_button_then_the_next_proposal_by_key(
             window,
             lambda: qtbot.mouseClick(window.buttons["approve"], Qt.MouseButton.LeftButton),
         )
-        assert (action, receipt["judgment_id"], receipt["status"]) == (
+        assert (action, receipt.judgment_id, receipt.status) == (
             "review.approve",
             second,
             "active",
@@ -160,7 +160,7 @@ def test_approve_by_button_then_the_next_proposal_by_key(
         assert window.current_record()["id"] == first  # type: ignore[index]
         window.current_view().setFocus()
         action, receipt = await act(window, lambda: qtbot.keyClick(window, Qt.Key.Key_A))
-        assert receipt["judgment_id"] == first
+        assert receipt.judgment_id == first
 
     drive(loop, window, scenario)
 
@@ -217,7 +217,7 @@ def test_reject_with_reason_and_tombstone(
         done = asyncio.ensure_future(wait_signal(window.action_done))
         qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
         action, receipt = await done
-        assert action == "review.reject" and receipt["status"] == "rejected"
+        assert action == "review.reject" and receipt.status == "rejected"
         await wait_until(lambda: proposal in ids_in(window, TAB_RETIRED), window.lists_updated)
 
     drive(loop, window, scenario)
@@ -275,7 +275,7 @@ def test_edit_and_approve_saves_a_replacement(
         dialog.ok_button.click()
         _action, receipt = await done
         await wait_until(lambda: window.settled, window.lists_updated)
-        new_id = int(receipt["judgment_id"])
+        new_id = int(receipt.judgment_id)
         window.show_tab(TAB_GUIDANCE)
         shown = asyncio.ensure_future(wait_signal(window.detail_shown))
         assert window.select_id(new_id)
@@ -283,8 +283,8 @@ def test_edit_and_approve_saves_a_replacement(
         return receipt
 
     receipt = drive(loop, window, scenario)
-    new_id = int(receipt["judgment_id"])
-    assert receipt["action"] == "memory.save" and receipt["status"] == "active"
+    new_id = int(receipt.judgment_id)
+    assert receipt.action == "memory.save" and receipt.status == "active"
     assert status_of(store, new_id) == "active"
     assert status_of(store, proposal) == "superseded"
     saved = events_of(store, new_id)[-1]
@@ -378,7 +378,7 @@ def test_retired_tab_marks_tombstones_and_the_owner_lifts_one(
         assert not dialog.ok_button.isEnabled()  # a reason is required
         dialog.reason.setText("incidents fixed")
         action, receipt = await act(window, dialog.ok_button.click)
-        assert action == "tombstone.lift" and receipt["judgment_id"] == blocked
+        assert action == "tombstone.lift" and receipt.judgment_id == blocked
         await wait_until(lambda: mark(blocked).startswith("lifted"), window.lists_updated)
         assert not window.buttons["lift"].isEnabled()
 
@@ -625,7 +625,7 @@ def test_an_agents_proposal_to_retire_the_owners_rule_is_approved_here(
             window,
             lambda: qtbot.mouseClick(window.buttons["approve"], Qt.MouseButton.LeftButton),
         )
-        assert (action, receipt["judgment_id"], receipt["status"]) == (
+        assert (action, receipt.judgment_id, receipt.status) == (
             "review.approve",
             rule,
             "stale",
@@ -649,7 +649,7 @@ def test_an_agents_proposal_to_retire_the_owners_rule_is_approved_here(
         done = asyncio.ensure_future(wait_signal(window.action_done))
         qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
         action, receipt = await done
-        assert action == "review.reject" and receipt["status"] == "active"
+        assert action == "review.reject" and receipt.status == "active"
         await wait_until(lambda: ids_in(window, TAB_PROPOSED) == [], window.lists_updated)
 
     drive(loop, window, scenario)
@@ -751,7 +751,7 @@ def test_a_settings_change_an_agent_proposed_is_decided_above_the_proposed_list(
         done = asyncio.ensure_future(wait_signal(window.action_done))
         qtbot.mouseClick(panel.rows[first]["approve"], Qt.MouseButton.LeftButton)
         action, receipt = await done
-        assert (action, receipt["change_id"]) == ("review.approve", first)
+        assert (action, receipt.change_id) == ("review.approve", first)
         await wait_until(lambda: not panel.changes, panel.updated)
         assert timezone() == "Pacific/Kiritimati" and not panel.isVisible()
 
@@ -769,7 +769,7 @@ def test_a_settings_change_an_agent_proposed_is_decided_above_the_proposed_list(
         done = asyncio.ensure_future(wait_signal(window.action_done))
         qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
         action, receipt = await done
-        assert (action, receipt["change_id"]) == ("review.reject", second)
+        assert (action, receipt.change_id) == ("review.reject", second)
         await wait_until(lambda: not panel.changes, panel.updated)
         assert timezone() == "Pacific/Kiritimati"
 

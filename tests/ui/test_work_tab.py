@@ -249,7 +249,7 @@ def test_done_drop_and_edit_due_each_land_in_the_store(
         got = await answer(window, "due", move)
         assert got is not None and got[0] == "commitment.reschedule"
         [moved] = listed(engine)
-        assert moved["id"] == got[1]["judgment_id"] != seeded["owed"]
+        assert moved["id"] == got[1].judgment_id != seeded["owed"]
         assert moved["due_at"] == "2026-12-10T09:00:00.000000Z"
         assert moved["owed_by"] == "Sam" and moved["summary"] == "Sam sends the contract"
         current = work.current()
@@ -392,10 +392,10 @@ def test_a_closed_commitment_is_one_row_saying_done_and_retires_nothing(
         assert work.select(seeded["late"])
         moved = await answer(window, "due", lambda d: d.no_due.setChecked(True))
         assert moved is not None
-        assert work.select(int(moved[1]["judgment_id"]))
+        assert work.select(int(moved[1].judgment_id))
         closed = await answer(window, "done", lambda d: d.reason.setText("sent"))
         assert closed is not None
-        done_id = int(closed[1]["judgment_id"])
+        done_id = int(closed[1].judgment_id)
         await wait_until(lambda: window.data.settled, window.lists_updated)
 
         # The control: the store does hold the two earlier states, superseded.
@@ -407,7 +407,7 @@ def test_a_closed_commitment_is_one_row_saying_done_and_retires_nothing(
         )
         assert {r["id"] for r in found["results"]} == {
             seeded["late"],
-            int(moved[1]["judgment_id"]),
+            int(moved[1].judgment_id),
         }
         assert rows_for("Send Dana the deck") == [(done_id, "done")]
         assert retired.model.rowCount() == retired_before

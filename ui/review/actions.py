@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mama_core.model import Status
+from mama_core.receipt import Receipt
 from ui.qt import QtWidgets
 from ui.review.dialogs import EditDialog, PurgeDialog, ReasonDialog
 from ui.tasks import await_dialog
@@ -22,7 +23,6 @@ from ui.words import action_word, status_word
 if TYPE_CHECKING:
     from ui.bridge import EngineBridge
 
-Receipt = dict[str, Any]
 FORBID_TEXT = "Don't let it come back (refuse saving it again)"
 
 VERBS: dict[str, str] = {
@@ -38,16 +38,16 @@ VERBS: dict[str, str] = {
 def receipt_line(action: str, receipt: Receipt) -> str:
     """``Approved #12 (active)``: what the message line says after an action (the event
     number is the log's, not the owner's: the Audit log tab shows it)."""
-    status = receipt.get("status")
+    status = receipt.status
     extra = ""
-    if receipt.get("observations_purged"):
-        extra += f" · {len(receipt['observations_purged'])} message(s) erased"
-    if receipt.get("backups_removed"):
-        extra += f" · {len(receipt['backups_removed'])} backup(s) deleted"
-    if receipt.get("wal") == "pending":
+    if receipt.observations_purged:
+        extra += f" · {len(receipt.observations_purged)} message(s) erased"
+    if receipt.backups_removed:
+        extra += f" · {len(receipt.backups_removed)} backup(s) deleted"
+    if receipt.wal == "pending":
         extra += " · the write-ahead log is cleared once another process stops reading"
     return (
-        f"{VERBS.get(action, action_word(action).capitalize())} #{receipt.get('judgment_id')}"
+        f"{VERBS.get(action, action_word(action).capitalize())} #{receipt.judgment_id}"
         + (f" ({status_word(status)})" if status else "")
         + extra
     )
@@ -73,13 +73,13 @@ class ReviewActions:
         return accepted
 
     async def approve(self, record: dict[str, Any]) -> Receipt:
-        return await self._bridge.dispatch("review.approve", decision_payload(record))
+        return await self._bridge.mutate("review.approve", decision_payload(record))
 
     async def edit_and_approve(self, record: dict[str, Any]) -> Receipt | None:
         dialog = EditDialog(self._parent, record)
         if not await self._ask(dialog):
             return None
-        return await self._bridge.dispatch("memory.save", dialog.payload())
+        return await self._bridge.mutate("memory.save", dialog.payload())
 
     async def reject(self, record: dict[str, Any]) -> Receipt | None:
         change = record.get("pending_change") if record.get("status") != Status.PROPOSED else None
@@ -99,7 +99,7 @@ class ReviewActions:
         payload: dict[str, Any] = {**decision_payload(record), "reason": reason}
         if forbid:
             payload["forbid_resave"] = True
-        return await self._bridge.dispatch("review.reject", payload)
+        return await self._bridge.mutate("review.reject", payload)
 
     async def retire(self, record: dict[str, Any]) -> Receipt | None:
         dialog = ReasonDialog(
@@ -112,7 +112,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, forbid = dialog.values()
-        return await self._bridge.dispatch("memory.retire", retire_payload(record, reason, forbid))
+        return await self._bridge.mutate("memory.retire", retire_payload(record, reason, forbid))
 
     async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
         from ui.review.models import tombstone_note
@@ -130,7 +130,7 @@ class ReviewActions:
             return None
         reason, _ = dialog.values()
         payload = {"tombstone_id": int(tombstone["id"]), "reason": reason}
-        return await self._bridge.dispatch("tombstone.lift", payload)
+        return await self._bridge.mutate("tombstone.lift", payload)
 
     async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
         found = await self._bridge.dispatch("memory.quotes", {"id": int(record["id"])})
@@ -144,7 +144,7 @@ class ReviewActions:
         quoting = dialog.observation_ids()
         if quoting:
             payload["observation_ids"] = quoting
-        return await self._bridge.dispatch("memory.purge", payload)
+        return await self._bridge.mutate("memory.purge", payload)
 
 
 def retire_payload(record: dict[str, Any], reason: str, forbid: bool) -> dict[str, Any]:

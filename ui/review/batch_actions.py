@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mama_core.errors import MamaError
+from mama_core.receipt import Receipt
 from ui.qt import QtWidgets
-from ui.review.actions import FORBID_TEXT, VERBS, Receipt, decision_payload, retire_payload
+from ui.review.actions import FORBID_TEXT, VERBS, decision_payload, retire_payload
 from ui.review.dialogs import ReasonDialog
 from ui.tasks import await_dialog
 
@@ -78,7 +79,7 @@ class BatchActions:
         result = BatchResult(action)
         for record, payload in zip(records, payloads, strict=True):
             try:
-                receipt = await self._bridge.dispatch(action, payload)
+                receipt = await self._bridge.mutate(action, payload)
             except MamaError as exc:
                 result.failed.append((record, exc.message))
             else:

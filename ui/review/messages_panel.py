@@ -191,7 +191,7 @@ class MessagesPanel(QtWidgets.QWidget):
         if not accepted:
             return
         try:
-            receipt = await self._bridge.dispatch(
+            receipt = await self._bridge.mutate(
                 "memory.purge", {"observation_ids": [int(row["id"])], "reason": reason}
             )
         except MamaError as exc:

@@ -217,7 +217,7 @@ class PeoplePanel(QtWidgets.QWidget):
 
     async def _act(self, action: str, payload: dict[str, Any], keep: str | None) -> None:
         try:
-            receipt = await self._bridge.dispatch(action, payload)
+            receipt = await self._bridge.mutate(action, payload)
         except MamaError as exc:
             self.note.setText(f"Not done: {exc.message}")
             self.failed.emit(action, exc.message)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mama_core.errors import MamaError
 from mama_core.memory.verbs import Verb, may
 from mama_core.model import Status
+from mama_core.receipt import Receipt
 from ui.qt import QtWidgets
 from ui.review.actions import ReviewActions, receipt_line
 from ui.review.batch_actions import BatchActions, BatchResult
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Work = Callable[[], Awaitable[dict[str, Any] | None]]
-Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
+Work = Callable[[], Awaitable[Receipt | None]]
+Pairs = list[tuple[dict[str, Any], Receipt]]
 
 States = dict[str, tuple[bool, str]]
 """Each button's (enabled, tooltip), by name."""

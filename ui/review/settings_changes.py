@@ -149,7 +149,7 @@ class SettingsChangesPanel(QtWidgets.QFrame):
             for button in buttons.values():
                 button.setEnabled(False)
         try:
-            receipt = await self._bridge.dispatch(action, payload)
+            receipt = await self._bridge.mutate(action, payload)
         except MamaError as exc:
             log.info("%s of settings change refused: %s", action, exc.code)
             self.failed.emit(action, exc.message)

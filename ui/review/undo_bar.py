@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mama_core.receipt import Receipt
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ UNDOABLE: dict[str, str] = {
 }
 """What Undo does after each action, as the bar says it."""
 
-Done = list[tuple[dict[str, Any], dict[str, Any]]]
+Done = list[tuple[dict[str, Any], Receipt]]
 """The (record, receipt) pairs an action wrote."""
 
 
@@ -52,28 +53,26 @@ def undoable(action: str, done: Done) -> bool:
     )
 
 
-async def undo(bridge: EngineBridge, action: str, done: Done) -> list[dict[str, Any]]:
+async def undo(bridge: EngineBridge, action: str, done: Done) -> list[Receipt]:
     """Append the owner actions (one ``memory.restore`` each) that undo ``done``; their
     receipts, in order."""
-    receipts: list[dict[str, Any]] = []
+    receipts: list[Receipt] = []
     for record, receipt in done:
-        judgment_id = int(receipt.get("judgment_id") or record["id"])
+        judgment_id = int(receipt.judgment_id or record["id"])
         payload = {"id": judgment_id, "reason": UNDO_REASON}
-        receipts.append(await bridge.dispatch(UNDO_ACTION, payload))
+        receipts.append(await bridge.mutate(UNDO_ACTION, payload))
     return receipts
 
 
-def undone_line(receipts: list[dict[str, Any]]) -> str:
+def undone_line(receipts: list[Receipt]) -> str:
     """What the message line says after an undo, naming the records as they are now:
     ``Undone: #8 is back in Proposed as #11`` (the undo appends a copy, a new number)."""
     where = {"proposed": "back in Proposed", "active": "active again"}
     if len(receipts) == 1:
         (receipt,) = receipts
-        state = where.get(str(receipt.get("status")), "restored")
-        return (
-            f"Undone: #{receipt.get('restored_from')} is {state} as #{receipt.get('judgment_id')}"
-        )
-    copies = ", ".join(f"#{r.get('judgment_id')}" for r in receipts)
+        state = where.get(str(receipt.status), "restored")
+        return f"Undone: #{receipt.get('restored_from')} is {state} as #{receipt.judgment_id}"
+    copies = ", ".join(f"#{r.judgment_id}" for r in receipts)
     return f"Undone: {len(receipts)} records restored, as {copies}"
 
 

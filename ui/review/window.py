@@ -52,6 +52,7 @@ from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
+    from mama_core.receipt import Receipt
     from ui.bridge import EngineBridge
     from ui.review.lists import JudgmentList
 
@@ -336,11 +337,10 @@ class ReviewWindow(QtWidgets.QMainWindow):
         layout.addWidget(view, 1)
         return page
 
-    def _settings_change_done(self, action: str, receipt: dict[str, Any]) -> None:
+    def _settings_change_done(self, action: str, receipt: Receipt) -> None:
         verb = "Approved" if action == "review.approve" else "Rejected"
         self.show_message(
-            f"{verb} change {receipt.get('change_id')} to your settings · "
-            f"event {receipt.get('event_id')}"
+            f"{verb} change {receipt.change_id} to your settings · event {receipt.event_id}"
         )
         self.action_done.emit(action, receipt)
 
@@ -633,7 +633,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
 
     # --- the Work tab ----------------------------------------------------------------
 
-    def _work_done(self, action: str, receipt: dict[str, Any]) -> None:
+    def _work_done(self, action: str, receipt: Receipt) -> None:
         self.show_message(self.work.note.text())
         self.action_done.emit(action, receipt)
 

@@ -524,15 +524,15 @@ class WorkPanel(QtWidgets.QWidget):
             if payload is None:
                 return
             try:
-                receipt = await self._bridge.dispatch(name, payload)
+                receipt = await self._bridge.mutate(name, payload)
             except MamaError as exc:
                 self.note.setText(f"Not done: {exc.message}")
                 self.failed.emit(name, exc.message)
                 return
             self.note.setText(f"{VERBS[action]}: #{row['id']} {row.get('summary', '')}")
             await self.load()
-            if action == "reschedule" and receipt.get("judgment_id") is not None:
-                self.select(int(receipt["judgment_id"]))
+            if action == "reschedule" and receipt.judgment_id is not None:
+                self.select(receipt.judgment_id)
             elif action == "confirm":
                 self.select(int(row["id"]))
             self.acted.emit(name, receipt)

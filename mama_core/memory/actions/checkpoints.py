@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.inputs import CheckpointListInput, CheckpointSaveInput
 from mama_core.memory.provenance import provenance_of
+from mama_core.memory.results import CheckpointEntry, CheckpointListResult
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.scopes.bindings import ensure_scope_ids
 from mama_core.scopes.reach import read_scopes, write_scopes
@@ -53,7 +53,9 @@ def checkpoint_save_command(call: Call[CheckpointSaveInput], env: Env) -> Comman
     CheckpointListInput,
     description="List recent checkpoints, newest first.",
 )
-def checkpoint_list(conn: Connection, call: Call[CheckpointListInput], env: Env) -> dict[str, Any]:
+def checkpoint_list(
+    conn: Connection, call: Call[CheckpointListInput], env: Env
+) -> CheckpointListResult:
     inp = call.input
     grant = read_scopes(call.grant, None if inp.scope is None else [inp.scope])
     if grant.all_scopes:
@@ -69,14 +71,14 @@ def checkpoint_list(conn: Connection, call: Call[CheckpointListInput], env: Env)
         (*params, inp.limit),
     ).fetchall()
     checkpoints = [
-        {
-            "id": int(r[0]),
-            "scope": str(r[1]),
-            "summary": str(r[2]),
-            "state": json.loads(r[3]),
-            "created_at": str(r[4]),
-            "provenance": json.loads(r[5]),
-        }
+        CheckpointEntry(
+            id=int(r[0]),
+            scope=str(r[1]),
+            summary=str(r[2]),
+            state=json.loads(r[3]),
+            created_at=str(r[4]),
+            provenance=json.loads(r[5]),
+        )
         for r in rows
     ]
-    return {"checkpoints": checkpoints, "count": len(checkpoints)}
+    return CheckpointListResult(checkpoints=checkpoints, count=len(checkpoints))

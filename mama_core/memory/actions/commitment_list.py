@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core import clock
 from mama_core.memory.commitments import list_commitments
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import CommitmentListInput
+from mama_core.memory.results import CommitmentListResult
 from mama_core.store.connection import Connection
 
 
@@ -19,7 +18,9 @@ from mama_core.store.connection import Connection
         "open ones by default, overdue marked."
     ),
 )
-def commitment_list(conn: Connection, call: Call[CommitmentListInput], env: Env) -> dict[str, Any]:
+def commitment_list(
+    conn: Connection, call: Call[CommitmentListInput], env: Env
+) -> CommitmentListResult:
     inp = call.input
     found = list_commitments(
         conn,
@@ -29,4 +30,4 @@ def commitment_list(conn: Connection, call: Call[CommitmentListInput], env: Env)
         include_proposed=inp.include_proposed,
         limit=inp.limit,
     )
-    return {"commitments": found}
+    return CommitmentListResult(commitments=found)

@@ -8,12 +8,11 @@ retirements first, then revisions, then additions, paged with ``offset``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core.guidance.delta import render_delta
 from mama_core.guidance.items import GuidanceItem
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import GuidanceChangesInput
+from mama_core.memory.results import GuidanceChange, GuidanceChangesResult
 from mama_core.scopes.bindings import all_scope_names
 from mama_core.store.connection import Connection
 
@@ -28,35 +27,37 @@ from mama_core.store.connection import Connection
 )
 def guidance_changes(
     conn: Connection, call: Call[GuidanceChangesInput], env: Env
-) -> dict[str, Any]:
+) -> GuidanceChangesResult:
     inp = call.input
     scopes = all_scope_names(conn) if call.grant.all_scopes else sorted(call.grant.scopes)
     delta = render_delta(conn, scopes, inp.since, until_event_id=inp.until)
-    changes: list[dict[str, Any]] = [
-        {"change": "retired", "id": r.id, "kind": r.kind, "status": r.status, "summary": r.summary}
+    changes = [
+        GuidanceChange(change="retired", id=r.id, kind=r.kind, status=r.status, summary=r.summary)
         for r in delta.retired
     ]
     changes += [
-        {"change": "revised", **_item(r.item), "replaces": list(r.replaces)} for r in delta.revised
+        _item("revised", r.item).model_copy(update={"replaces": list(r.replaces)})
+        for r in delta.revised
     ]
-    changes += [{"change": "added", **_item(item)} for item in delta.added]
+    changes += [_item("added", item) for item in delta.added]
     page = changes[inp.offset : inp.offset + inp.limit]
-    return {
-        "since": delta.since,
-        "until": delta.watermark,
-        "total": len(changes),
-        "offset": inp.offset,
-        "changes": page,
-        "more": inp.offset + len(page) < len(changes),
-    }
+    return GuidanceChangesResult(
+        since=delta.since,
+        until=delta.watermark,
+        total=len(changes),
+        offset=inp.offset,
+        changes=page,
+        more=inp.offset + len(page) < len(changes),
+    )
 
 
-def _item(item: GuidanceItem) -> dict[str, Any]:
-    return {
-        "id": item.id,
-        "kind": item.kind,
-        "topic": item.topic,
-        "summary": item.summary,
-        "applies_when": item.applies_when,
-        "steps": list(item.steps),
-    }
+def _item(change: str, item: GuidanceItem) -> GuidanceChange:
+    return GuidanceChange(
+        change=change,
+        id=item.id,
+        kind=item.kind,
+        topic=item.topic,
+        summary=item.summary,
+        applies_when=item.applies_when,
+        steps=list(item.steps),
+    )

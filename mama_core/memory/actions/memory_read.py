@@ -19,6 +19,7 @@ from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
 from mama_core.memory.proposed_changes import pending_for
 from mama_core.memory.records import full_dict, load_visible, summary_dict
+from mama_core.memory.results import HistoryEntry, MemoryReadResult, MemoryRecord, Restated
 from mama_core.model import Judgment, Kind
 from mama_core.scopes.bindings import scopes_of
 from mama_core.scopes.grants import Grant
@@ -33,7 +34,7 @@ MAX_HISTORY = 200
     ReadInput,
     description="Read one judgment with its provenance, replaced predecessors and events.",
 )
-def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
+def read(conn: Connection, call: Call[ReadInput], env: Env) -> MemoryReadResult:
     inp = call.input
     judgment = load_visible(conn, inp.id, call.grant)
     record = full_dict(conn, judgment, call.grant)
@@ -44,34 +45,38 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> dict[str, Any]:
     restated = restated_by_save(conn, judgment.id)
     if restated is not None and _visible(conn, restated, call.grant):
         original = load_visible(conn, restated, call.grant)
-        record["restates"] = {"id": original.id, "summary": original.summary}
+        record["restates"] = Restated(id=original.id, summary=original.summary)
     change = pending_for(conn, judgment.id)
-    record["pending_change"] = (
-        None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
+    commitment = judgment.kind == Kind.COMMITMENT  # who owes whom by when, at each step
+    if commitment:
+        record["commitment"] = terms_dict(conn, judgment.id)
+    return MemoryReadResult(
+        record=MemoryRecord(
+            **record,
+            pending_change=(
+                None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
+            ),
+            # What this reader may do with it now (the core's table, not each front end's guess).
+            allowed=verbs.allowed(
+                judgment.status, owner=call.session.is_owner, waiting_change=change is not None
+            ),
+            # What it rests on: the cited items as the reader may see them (a review shows them).
+            evidence=evidence_items(conn, evidence_ids(judgment.provenance), call.grant),
+        ),
+        history=history(conn, judgment, call.grant, with_terms=commitment),
+        events=events_touching(conn, judgment.id, call.grant),
     )
-    # What this reader may do with it now (the core's table, not each front end's guess).
-    record["allowed"] = verbs.allowed(
-        judgment.status, owner=call.session.is_owner, waiting_change=change is not None
-    )
-    # What it rests on: the cited items as the reader may see them (a review shows them).
-    record["evidence"] = evidence_items(conn, evidence_ids(judgment.provenance), call.grant)
-    past = history(conn, judgment, call.grant)
-    if judgment.kind == Kind.COMMITMENT:  # who owes whom by when, at each step
-        for entry in (record, *past):
-            entry["commitment"] = terms_dict(conn, int(entry["id"]))
-    return {
-        "record": record,
-        "history": past,
-        "events": events_touching(conn, judgment.id, call.grant),
-    }
 
 
-def history(conn: Connection, judgment: Judgment, grant: Grant) -> list[dict[str, Any]]:
+def history(
+    conn: Connection, judgment: Judgment, grant: Grant, *, with_terms: bool = False
+) -> list[HistoryEntry]:
     """Predecessors through ``supersedes`` edges, nearest first, never through a record
     the caller cannot see. ``replaced`` when the successor did replace it,
-    ``proposed_replacement`` while the successor is only a proposal."""
+    ``proposed_replacement`` while the successor is only a proposal; ``with_terms``
+    adds a commitment's terms at each step."""
     predicate, params = scope_filter("j", grant)
-    out: list[dict[str, Any]] = []
+    out: list[HistoryEntry] = []
     seen = {judgment.id}
     frontier = [judgment]
     while frontier and len(out) < MAX_HISTORY:
@@ -93,8 +98,9 @@ def history(conn: Connection, judgment: Judgment, grant: Grant) -> list[dict[str
                 continue
             seen.add(pred.id)
             entry = summary_dict(pred, scopes_of(conn, pred.id), grant)
-            entry.update({"relation": relation, "replaced_by": successor.id})
-            out.append(entry)
+            if with_terms:
+                entry["commitment"] = terms_dict(conn, pred.id)
+            out.append(HistoryEntry(**entry, relation=relation, replaced_by=successor.id))
             frontier.append(pred)
     return out
 

@@ -20,6 +20,13 @@ from mama_core.memory.inputs import (
     ObservationListInput,
     ObservationReadInput,
 )
+from mama_core.memory.results import (
+    Observation,
+    ObservationCount,
+    ObservationCountsResult,
+    ObservationListResult,
+    ObservationReadResult,
+)
 from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
 
@@ -83,7 +90,7 @@ def load_observation(
 )
 def observation_list(
     conn: Connection, call: Call[ObservationListInput], env: Env
-) -> dict[str, Any]:
+) -> ObservationListResult:
     inp = call.input
     visible, params = visible_clause(call.grant)
     where: list[str] = [visible]
@@ -101,7 +108,7 @@ def observation_list(
         "ORDER BY o.id DESC LIMIT ?",
         (*params, inp.limit),
     ).fetchall()
-    return {"observations": [observation_dict(r) for r in rows]}
+    return ObservationListResult(observations=[Observation(**observation_dict(r)) for r in rows])
 
 
 @query(
@@ -112,9 +119,11 @@ def observation_list(
 )
 def observation_read(
     conn: Connection, call: Call[ObservationReadInput], env: Env
-) -> dict[str, Any]:
+) -> ObservationReadResult:
     inp = call.input
-    return {"observation": load_observation(conn, inp.id, call.grant)}
+    return ObservationReadResult(
+        observation=Observation(**load_observation(conn, inp.id, call.grant))
+    )
 
 
 @query(
@@ -125,7 +134,7 @@ def observation_read(
 )
 def observation_counts(
     conn: Connection, call: Call[ObservationCountsInput], env: Env
-) -> dict[str, Any]:
+) -> ObservationCountsResult:
     visible, params = visible_clause(call.grant)
     rows = conn.execute(
         "SELECT o.source, f.channel, count(*), max(o.id) FROM observations o "
@@ -137,10 +146,12 @@ def observation_counts(
     newest = conn.execute(
         f"SELECT max(o.id) FROM observations o {FACETS_JOIN} WHERE {visible}", params
     ).fetchone()
-    return {
-        "counts": [
-            {"source": str(r[0]), "channel": str(r[1]), "count": int(r[2]), "last_id": int(r[3])}
+    return ObservationCountsResult(
+        counts=[
+            ObservationCount(
+                source=str(r[0]), channel=str(r[1]), count=int(r[2]), last_id=int(r[3])
+            )
             for r in rows
         ],
-        "newest_id": None if newest is None or newest[0] is None else int(newest[0]),
-    }
+        newest_id=None if newest is None or newest[0] is None else int(newest[0]),
+    )

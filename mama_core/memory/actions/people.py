@@ -19,6 +19,7 @@ from mama_core.memory.person_aliases import (
     write_joins,
 )
 from mama_core.memory.person_names import alias_key
+from mama_core.memory.results import PersonListResult
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
@@ -31,8 +32,8 @@ from mama_core.store.connection import Connection
     "meeting attendees and the owner's joins) with counts of memories, open commitments, "
     "messages and meetings, within your scopes.",
 )
-def person_list(conn: Connection, call: Call[PersonListInput], env: Env) -> dict[str, Any]:
-    return {"people": list_people(conn, call.grant, call.input.limit)}
+def person_list(conn: Connection, call: Call[PersonListInput], env: Env) -> PersonListResult:
+    return PersonListResult(people=list_people(conn, call.grant, call.input.limit))
 
 
 @query(

@@ -25,6 +25,7 @@ from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.provenance import origin_line
 from mama_core.memory.restatements import HitFacts, group_hits, said
+from mama_core.memory.results import SearchHit, SearchResult
 from mama_core.recall import RecallHit, RecallQuery
 from mama_core.scopes.bindings import all_scope_names
 from mama_core.scopes.grants import Grant
@@ -40,11 +41,11 @@ from mama_core.store.connection import Connection
         "same thing come back as one result listing the others under `also_said_as`."
     ),
 )
-def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any]:
+def search(conn: Connection, call: Call[SearchInput], env: Env) -> SearchResult:
     """Run memory.search for ``call``; ``env.recall()`` gives hybrid recall (made on first use)."""
     inp = call.input
     if not inp.query.strip():
-        return _with_allowed(conn, _with_terms(conn, plain_search.search(conn, call)), call)
+        return _result(conn, plain_search.search(conn, call)["results"], call)
     statuses = ["active"]
     if inp.statuses is not None:
         statuses = sorted({s.value for s in inp.statuses})
@@ -79,21 +80,26 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> dict[str, Any
         if others:
             result["also_said_as"] = [{"id": h.id, "summary": h.summary} for h in others]
         results.append(result)
-    return _with_allowed(conn, _with_terms(conn, {"results": results, "count": len(results)}), call)
+    return _result(conn, results, call)
 
 
-def _with_allowed(
-    conn: Connection, found: dict[str, Any], call: Call[SearchInput]
-) -> dict[str, Any]:
-    """Each hit with what this reader may do with it now (``verbs.allowed``), as
-    ``memory.read`` gives it: the lists' buttons follow it without reading each record."""
-    hits: list[dict[str, Any]] = found.get("results", [])
+def _result(conn: Connection, hits: list[dict[str, Any]], call: Call[SearchInput]) -> SearchResult:
+    """The hits as results: each commitment with its terms (``_with_terms``), each hit
+    with what this reader may do with it now (``verbs.allowed``), as ``memory.read``
+    gives it: the lists' buttons follow it without reading each record."""
     waiting = proposed_changes.waiting_on(conn, [int(hit["id"]) for hit in hits])
-    for hit in hits:
-        hit["allowed"] = verbs.allowed(
-            str(hit["status"]), owner=call.session.is_owner, waiting_change=hit["id"] in waiting
+    results = [
+        SearchHit(
+            **_with_terms(conn, hit),
+            allowed=verbs.allowed(
+                str(hit["status"]),
+                owner=call.session.is_owner,
+                waiting_change=hit["id"] in waiting,
+            ),
         )
-    return found
+        for hit in hits
+    ]
+    return SearchResult(results=results, count=len(results))
 
 
 def _facts(hit: RecallHit) -> HitFacts:
@@ -109,14 +115,13 @@ def _facts(hit: RecallHit) -> HitFacts:
     )
 
 
-def _with_terms(conn: Connection, found: dict[str, Any]) -> dict[str, Any]:
-    """Each commitment hit with its terms (who owes whom by when, open, done or
+def _with_terms(conn: Connection, hit: dict[str, Any]) -> dict[str, Any]:
+    """A commitment hit with its terms (who owes whom by when, open, done or
     dropped), as ``memory.read`` gives them: a done commitment's status is ``active``,
     and only its state says it is closed."""
-    for hit in found.get("results", []):
-        if hit.get("kind") == "commitment":
-            hit["commitment"] = terms_dict(conn, int(hit["id"]))
-    return found
+    if hit.get("kind") == "commitment":
+        hit["commitment"] = terms_dict(conn, int(hit["id"]))
+    return hit
 
 
 def _provenance(conn: Connection, ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -22,6 +22,7 @@ from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import RecordState, fold_events
 from mama_core.memory.inputs import TimelineInput
 from mama_core.memory.records import summary_dict
+from mama_core.memory.results import TimelineRecord, TimelineResult
 from mama_core.model import WORLD_STATUSES, Judgment, select_columns
 from mama_core.scopes.bindings import scopes_by_id
 from mama_core.scopes.reach import read_scopes, scope_filter
@@ -38,7 +39,7 @@ _WORLD = frozenset(s.value for s in WORLD_STATUSES)
         "in the world at a time."
     ),
 )
-def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> dict[str, Any]:
+def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> TimelineResult:
     inp = call.input
     grant = read_scopes(call.grant, inp.scopes)
     recorded = None if inp.as_recorded_at is None else clock.iso(inp.as_recorded_at)
@@ -75,34 +76,32 @@ def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> dict[str,
         if len(chosen) >= inp.limit:
             break
     scopes = scopes_by_id(conn, [j.id for j, _, _ in chosen])
-    records: list[dict[str, Any]] = []
+    records: list[TimelineRecord] = []
     for j, status, until in chosen:
-        entry = summary_dict(j, scopes.get(j.id, []), grant)
-        entry.update(
-            {
-                "status_then": status,
-                "valid_until_then": until,
-                "held_at_valid_at": None if valid is None else _holds(j.valid_from, until, valid),
-            }
-        )
+        entry: dict[str, Any] = {
+            **summary_dict(j, scopes.get(j.id, []), grant),
+            "status_then": status,
+            "valid_until_then": until,
+            "held_at_valid_at": None if valid is None else _holds(j.valid_from, until, valid),
+        }
         if period is not None:
             entry["held_in_range"] = status in _WORLD and _overlaps(j.valid_from, until, period)
             entry["changed_in_range"] = j.id in changed
-        records.append(entry)
+        records.append(TimelineRecord(**entry))
     events: list[dict[str, Any]] = []
     for j, _, _ in chosen:
         events += events_touching(conn, j.id, grant, recorded)
     if period is not None:
         events = [e for e in events if period[0] <= e["at"] < period[1]]
     events = sorted({e["id"]: e for e in events}.values(), key=lambda e: e["id"])
-    return {
-        "as_recorded_at": recorded,
-        "valid_at": valid,
-        "from_time": None if period is None else period[0],
-        "to_time": None if period is None else period[1],
-        "records": records,
-        "events": events,
-    }
+    return TimelineResult(
+        as_recorded_at=recorded,
+        valid_at=valid,
+        from_time=None if period is None else period[0],
+        to_time=None if period is None else period[1],
+        records=records,
+        events=events,
+    )
 
 
 def _period(inp: TimelineInput) -> tuple[str, str] | None:

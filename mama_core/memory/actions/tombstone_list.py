@@ -14,6 +14,7 @@ from typing import Any, cast
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import TombstoneListInput
+from mama_core.memory.results import Actor, TombstoneEntry, TombstoneListResult
 from mama_core.store.connection import Connection
 
 
@@ -23,7 +24,9 @@ from mama_core.store.connection import Connection
     description="List tombstones: what each blocks, who made it, whether it was lifted.",
     owner_only=True,
 )
-def list_tombstones(conn: Connection, call: Call[TombstoneListInput], env: Env) -> dict[str, Any]:
+def list_tombstones(
+    conn: Connection, call: Call[TombstoneListInput], env: Env
+) -> TombstoneListResult:
     """Tombstones newest first, within the caller's scopes."""
     inp = call.input
     where: list[str] = []
@@ -50,12 +53,12 @@ def list_tombstones(conn: Connection, call: Call[TombstoneListInput], env: Env) 
         f"WHERE {' AND '.join(where) or '1'} ORDER BY t.id DESC LIMIT ?",
         (*params, inp.limit),
     ).fetchall()
-    return {"tombstones": [_entry(conn, row, call) for row in rows]}
+    return TombstoneListResult(tombstones=[_entry(conn, row, call) for row in rows])
 
 
 def _entry(
     conn: Connection, row: tuple[Any, ...], call: Call[TombstoneListInput]
-) -> dict[str, Any]:
+) -> TombstoneEntry:
     (tid, judgment_id, reason, created_at, lifted_at, actor, action) = row[:7]
     kind, status, text, lift_actor, lift_payload, lift_text = row[7:]
     scopes = [
@@ -69,23 +72,23 @@ def _entry(
     if not call.grant.all_scopes:
         scopes = [s for s in scopes if s in call.grant.scopes]
     lift = _object(lift_payload)
-    return {
-        "id": int(tid),
-        "judgment_id": None if judgment_id is None else int(judgment_id),
-        "kind": kind,
-        "status": status,
-        "text": text,
-        "text_erased": status == "purged",
-        "scopes": scopes,
-        "reason": str(reason),
-        "created_at": str(created_at),
-        "created_by": _actor(actor),
-        "made_by_action": None if action is None else str(action),
-        "lifted": lifted_at is not None,
-        "lifted_at": lifted_at,
-        "lifted_by": None if lift_actor is None else _actor(lift_actor),
-        "lift_reason": _lift_reason(lift, lift_text),
-    }
+    return TombstoneEntry(
+        id=int(tid),
+        judgment_id=None if judgment_id is None else int(judgment_id),
+        kind=kind,
+        status=status,
+        text=text,
+        text_erased=status == "purged",
+        scopes=scopes,
+        reason=str(reason),
+        created_at=str(created_at),
+        created_by=_actor(actor),
+        made_by_action=None if action is None else str(action),
+        lifted=lifted_at is not None,
+        lifted_at=lifted_at,
+        lifted_by=None if lift_actor is None else _actor(lift_actor),
+        lift_reason=_lift_reason(lift, lift_text),
+    )
 
 
 def _lift_reason(payload: dict[str, Any], kept: str | None) -> str | None:
@@ -105,6 +108,6 @@ def _object(text: str | None) -> dict[str, Any]:
     return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
-def _actor(text: str | None) -> dict[str, Any]:
+def _actor(text: str | None) -> Actor:
     actor = _object(text)
-    return {k: actor.get(k) for k in ("kind", "name", "turn")}
+    return Actor(kind=actor.get("kind"), name=actor.get("name"), turn=actor.get("turn"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from app.mcp.project_scope import ProjectBinding
 from app.mcp.server import TOOLS
@@ -44,6 +45,29 @@ async def test_tools_are_the_catalog_actions_with_their_schemas(
         assert tool.input_schema == engine.catalog.json_schema(spec.action)
         assert tool.description == engine.catalog.actions[spec.action].description
         assert not engine.catalog.actions[spec.action].owner_only
+
+
+async def test_reads_with_a_result_model_advertise_it_as_their_output_schema(
+    engine: Engine, alpha: ProjectBinding
+) -> None:
+    """The output schema is the result model's (or the error body's: a refusal must still
+    pass a client that checks error results too); the client session checks every
+    successful call's structured content against it."""
+    async with mcp_client(engine, alpha) as client:
+        by_name = {tool.name: tool for tool in (await client.list_tools()).tools}
+        listed = structured(await client.call_tool("commitments", {}))
+        refused = await client.call_tool("commitments", {"limit": 0})
+    with_schema = {name for name, tool in by_name.items() if tool.output_schema is not None}
+    assert with_schema == {"commitments", "checkpoint_load", "timeline", "get", "search"}
+    assert by_name["save"].output_schema is None  # a receipt: no model yet (the control)
+    schema = by_name["commitments"].output_schema
+    assert schema is not None and schema["type"] == "object"
+    assert schema["$defs"]["ToolResult"]["title"] == "CommitmentListResult"
+    validator = Draft202012Validator(schema)
+    assert not list(validator.iter_errors(listed))
+    assert error_code(refused) == "invalid_input"
+    assert not list(validator.iter_errors(structured(refused)))
+    assert list(validator.iter_errors({"commitments": [{"id": "x"}]}))  # it can fail
 
 
 async def test_save_then_search_and_get(engine: Engine, alpha: ProjectBinding) -> None:

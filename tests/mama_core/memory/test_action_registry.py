@@ -5,6 +5,7 @@ receipt."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -108,6 +109,35 @@ def test_a_typed_mutation_returns_the_receipt_dispatch_would(engine: Engine) -> 
     )
     assert retired.status == "stale" and retired.tombstone_id is not None
     assert retired.to_wire()["tombstone_id"] == retired.tombstone_id
+
+
+def test_the_wire_receipt_keeps_its_key_order_and_the_stored_json(engine: Engine) -> None:
+    """The writer builds the typed receipt; its wire form is the dict the writer used to
+    build (common fields, the verb's own, ``replayed``, then the post-commit step's),
+    the stored JSON is that dict sorted, and a replay hands back the stored one."""
+    payload = {"kind": "fact", "summary": "Ospreys dive", "command_id": "order-1"}
+    first = engine.dispatch("memory.save", payload, OWNER, OWNER_GRANT)
+    common = ["command_id", "action", "event_id", "at", "judgment_id", "status", "touched"]
+    assert list(first) == [*common, "replayed"]
+    (stored,) = engine.store.conn.execute(
+        "SELECT receipt FROM receipts WHERE command_id = 'order-1'"
+    ).fetchone()
+    assert stored == json.dumps(first, sort_keys=True)
+    again = engine.dispatch("memory.save", payload, OWNER, OWNER_GRANT)
+    assert list(again) == sorted(again)  # the stored JSON's order, as before
+    assert again == {**first, "replayed": True}
+    assert json.dumps(again) == json.dumps({**json.loads(stored), "replayed": True})
+
+    purged = engine.dispatch(
+        "memory.purge", {"id": first["judgment_id"], "reason": "typo"}, OWNER, OWNER_GRANT
+    )
+    keys = list(purged)
+    assert keys[: len(common)] == common
+    after = keys[keys.index("replayed") + 1 :]
+    assert after == ["backups_removed", "backups_not_removed", "wal", "purge_pending"]
+    assert keys[len(common) : keys.index("replayed")] == ["purged", "observations_purged"]
+    typed = Receipt.from_wire(purged)
+    assert typed.wal == purged["wal"] and typed.get("purge_pending") is purged["purge_pending"]
 
 
 def test_the_typed_path_refuses_as_the_wire_path_does(engine: Engine) -> None:

@@ -323,11 +323,11 @@ def test_the_list_is_by_due_then_id_with_overdue_at_the_injected_time(engine: En
     tie = commit(engine, "Tie", due="2026-12-10T10:00:00+01:00")["judgment_id"]
     now = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
     rows = list_commitments(engine.store.conn, OWNER_GRANT, now=now)
-    assert [r["id"] for r in rows] == [sooner, later, tie, undated]
-    assert [r["overdue"] for r in rows] == [True, False, False, False]
-    assert rows[0]["due_tz"] == "Europe/Berlin" and rows[1]["due_tz"] is None
+    assert [r.id for r in rows] == [sooner, later, tie, undated]
+    assert [r.overdue for r in rows] == [True, False, False, False]
+    assert rows[0].due_tz == "Europe/Berlin" and rows[1].due_tz is None
     earlier = list_commitments(engine.store.conn, OWNER_GRANT, now=now - timedelta(days=3))
-    assert not any(r["overdue"] for r in earlier)
+    assert not any(r.overdue for r in earlier)
     assert len(list_commitments(engine.store.conn, OWNER_GRANT, now=now, limit=2)) == 2
 
 

@@ -195,7 +195,9 @@ def _tombstone_made_by(engine: Engine, session: SessionFacts, judgment_id: int) 
         return Applied(target.id, {"tombstone_id": made}, {"tombstone_id": made})
 
     command = Command("memory.tombstone", uuid4().hex, "0" * 64, session, agent_grant(), apply)
-    return int(engine._writer.submit(command).result().receipt["tombstone_id"])
+    receipt = engine._writer.submit(command).result().receipt
+    assert receipt.tombstone_id is not None
+    return receipt.tombstone_id
 
 
 def test_the_refusal_names_who_made_the_tombstone(engine: Engine) -> None:

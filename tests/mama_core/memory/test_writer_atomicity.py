@@ -50,8 +50,8 @@ def test_a_failure_after_writes_leaves_nothing_half_written(engine: Engine) -> N
     assert not engine.store.conn.in_transaction
     # The same command id now runs for real: no receipt was left behind.
     receipt = engine._writer.submit(real).result(timeout=60).receipt
-    assert receipt["replayed"] is False
-    assert search_ids(engine, "lemurs") == [receipt["judgment_id"]]
+    assert receipt.replayed is False
+    assert search_ids(engine, "lemurs") == [receipt.judgment_id]
     assert verify_store(engine.store.conn, engine.store.secret).ok
 
 

@@ -1,0 +1,338 @@
+"""What the read actions return: one pydantic model per read, which is also its tool's
+output schema (``Catalog.output_schema``, the MCP server's ``outputSchema``).
+
+A handler builds its model; ``to_wire()`` is the dict agents, MCP clients and the
+CLI's ``--json`` see, exactly the dict the handler used to build (the same keys in
+the same order). A field a result carries only sometimes has a default and is left
+out of the wire form unless the handler set it (``exclude_unset``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+
+class ActionResult(BaseModel):
+    """Base of every read's result (and of the rows inside one)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The result as agents, MCP clients and ``--json`` see it (a fresh dict)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Actor(ActionResult):
+    """Who wrote an event, as a listing shows it."""
+
+    kind: str | None
+    name: str | None
+    turn: str | None
+
+
+class TombstoneEntry(ActionResult):
+    """One tombstone: what it blocks, who made it, whether it was lifted."""
+
+    id: int
+    judgment_id: int | None
+    kind: str | None
+    status: str | None
+    text: str | None
+    """The blocked text; None once purged (``text_erased``)."""
+    text_erased: bool
+    scopes: list[str]
+    reason: str
+    created_at: str
+    created_by: Actor
+    made_by_action: str | None
+    lifted: bool
+    lifted_at: str | None
+    lifted_by: Actor | None
+    lift_reason: str | None
+
+
+class TombstoneListResult(ActionResult):
+    """tombstone.list: newest first."""
+
+    tombstones: list[TombstoneEntry]
+
+
+class CommitmentEntry(ActionResult):
+    """One commitment as listed: who owes what to whom by when."""
+
+    id: int
+    status: str
+    state: str
+    owed_by: str
+    owed_to: str
+    summary: str
+    due_at: str | None
+    due_tz: str | None
+    overdue: bool
+    source_observations: list[int]
+    scopes: list[str]
+    recorded_at: str
+
+
+class CommitmentListResult(ActionResult):
+    """commitment.list: by due time (none last), then id."""
+
+    commitments: list[CommitmentEntry]
+
+
+class CheckpointEntry(ActionResult):
+    """One checkpoint: where a piece of work stood."""
+
+    id: int
+    scope: str
+    summary: str
+    state: JsonValue
+    created_at: str
+    provenance: dict[str, JsonValue]
+
+
+class CheckpointListResult(ActionResult):
+    """checkpoint.list: newest first."""
+
+    checkpoints: list[CheckpointEntry]
+    count: int
+
+
+class JudgmentSummary(ActionResult):
+    """A judgment as a search result, a history entry or a timeline record."""
+
+    id: int
+    kind: str
+    topic: str
+    summary: str
+    details: str
+    applies_when: str | None
+    steps: list[str]
+    confidence: float | None
+    status: str
+    scopes: list[str]
+    """The scopes the reader may see named."""
+    valid_from: str
+    valid_until: str | None
+    recorded_at: str
+    involvement: str
+    origin: str
+    """Where it came from, in words (``provenance.origin_line``)."""
+
+
+class TimelineRecord(JudgmentSummary):
+    """A judgment as the timeline saw it at the asked instant."""
+
+    status_then: str
+    valid_until_then: str | None
+    held_at_valid_at: bool | None
+    held_in_range: bool | None = None
+    """Only when a range was asked."""
+    changed_in_range: bool | None = None
+    """Only when a range was asked."""
+
+
+class TimelineResult(ActionResult):
+    """memory.timeline: the records and the events that made them what they were."""
+
+    as_recorded_at: str | None
+    valid_at: str | None
+    from_time: str | None
+    to_time: str | None
+    records: list[TimelineRecord]
+    events: list[dict[str, JsonValue]]
+    """The events as the reader may see them (``event_view``)."""
+
+
+class Restated(ActionResult):
+    """The live record a judgment's save said again."""
+
+    id: int
+    summary: str
+
+
+class MemoryRecord(JudgmentSummary):
+    """memory.read's record: the summary, provenance, and what may be done with it."""
+
+    superseded_by: int | None
+    """Its successor, when the reader may see it."""
+    outcome: str | None
+    provenance: dict[str, JsonValue]
+    command_id: str
+    content_hash: str
+    restates: Restated | None = None
+    """Only when its save matched a live record the reader may see."""
+    pending_change: dict[str, JsonValue] | None
+    """A change waiting for the owner's review (an agent sees only that one waits)."""
+    allowed: list[str]
+    """The verbs this reader may apply now (``verbs.allowed``)."""
+    evidence: list[dict[str, JsonValue]]
+    """The cited observations as the reader may see them."""
+    commitment: dict[str, JsonValue] | None = None
+    """A commitment's terms (only on a commitment's records)."""
+
+
+class HistoryEntry(JudgmentSummary):
+    """A predecessor a record replaced (or, as a proposal, would replace)."""
+
+    relation: str
+    """``replaced`` or ``proposed_replacement``."""
+    replaced_by: int
+    commitment: dict[str, JsonValue] | None = None
+    """A commitment's terms at this step (only on a commitment's records)."""
+
+
+class MemoryReadResult(ActionResult):
+    """memory.read: one record, its predecessors nearest first, the events that touched it."""
+
+    record: MemoryRecord
+    history: list[HistoryEntry]
+    events: list[dict[str, JsonValue]]
+
+
+class SaidAs(ActionResult):
+    """Another record that says the same thing as a search result."""
+
+    id: int
+    summary: str
+
+
+class SearchHit(ActionResult):
+    """One memory.search result. A ranked search (with words) gives ``label``, ``score``
+    and ``found_by`` and no ``confidence``; a listing (no words) gives ``confidence``
+    and no ranking fields. Fields a hit does not carry are left out of the wire."""
+
+    id: int
+    kind: str
+    topic: str
+    summary: str
+    details: str
+    applies_when: str | None
+    steps: list[str]
+    confidence: float | None = None
+    """Only in a listing without words."""
+    status: str
+    scopes: list[str]
+    valid_from: str
+    valid_until: str | None
+    recorded_at: str
+    involvement: str
+    origin: str
+    label: str | None = None
+    """``match``, or how a replaced record was reached (ranked search only)."""
+    score: float | None = None
+    """The fused rank score (ranked search only)."""
+    found_by: list[str] | None = None
+    """Which arms found it: words, meaning (ranked search only)."""
+    replaced_by: int | None = None
+    """Only on a replaced record reached through history."""
+    also_said_as: list[SaidAs] | None = None
+    """Only when other records in the top-k say the same thing."""
+    commitment: dict[str, JsonValue] | None = None
+    """Only on a commitment: its terms."""
+    allowed: list[str]
+    """The verbs this reader may apply now (``verbs.allowed``)."""
+
+
+class SearchResult(ActionResult):
+    """memory.search: at most ``limit`` results (groups of restatements count once)."""
+
+    results: list[SearchHit]
+    count: int
+
+
+class Observation(ActionResult):
+    """One kept observation (a purged one has empty text), with its facets."""
+
+    id: int
+    source: str
+    external_id: str
+    author: str
+    text: str
+    received_at: str
+    purged_at: str | None
+    purged: bool
+    channel: str | None = None
+    scope: str | None = None
+    """A connector item's scope; None for the owner's messages and MAMA's replies."""
+    metadata: dict[str, JsonValue] | None = None
+
+
+class ObservationListResult(ActionResult):
+    """observation.list: newest first."""
+
+    observations: list[Observation]
+
+
+class ObservationReadResult(ActionResult):
+    """observation.read: one observation."""
+
+    observation: Observation
+
+
+class GuidanceChange(ActionResult):
+    """One guidance change: ``retired`` (with its status), ``revised`` (with the ids it
+    replaces) or ``added``; the fields a kind of change does not carry stay out."""
+
+    change: str
+    id: int
+    kind: str
+    status: str | None = None
+    """Only on ``retired``."""
+    topic: str | None = None
+    """Not on ``retired``."""
+    summary: str
+    applies_when: str | None = None
+    """Not on ``retired``."""
+    steps: list[str] | None = None
+    """Not on ``retired``."""
+    replaces: list[int] | None = None
+    """Only on ``revised``."""
+
+
+class GuidanceChangesResult(ActionResult):
+    """guidance.changes: one page of the changes between two event ids."""
+
+    since: int
+    until: int
+    total: int
+    offset: int
+    changes: list[GuidanceChange]
+    more: bool
+
+
+class ObservationCount(ActionResult):
+    """How many kept connector items one source and channel has after an id."""
+
+    source: str
+    channel: str
+    count: int
+    last_id: int
+
+
+class ObservationCountsResult(ActionResult):
+    """observation.counts: per source and channel, and the newest id the reader may see."""
+
+    counts: list[ObservationCount]
+    newest_id: int | None
+
+
+class PersonListing(ActionResult):
+    """Someone the reader may know of, with how much names them."""
+
+    name: str
+    aliases: list[str]
+    joined_by_owner: bool
+    memories: int
+    commitments: int
+    """Open commitments."""
+    messages: int
+    meetings: int
+
+
+class PersonListResult(ActionResult):
+    """person.list: the most talked-about first."""
+
+    people: list[PersonListing]
