@@ -47,7 +47,7 @@ def team() -> None:
 def init(obj: CliContext, url: str) -> None:
     """Set up the team store in the empty PostgreSQL database at URL (as its admin)."""
     from app.team.connection import connect
-    from app.team.schema import init_team_store
+    from app.team.schema import SCHEMA_VERSION, init_team_store
 
     check_url(url)
     embedder = obj.embedder()
@@ -58,6 +58,11 @@ def init(obj: CliContext, url: str) -> None:
         click.echo(
             f"team store set up at {server} (vectors of {result.model_id}, {result.dim} "
             "dimensions); invite members with: mama team invite NAME --scopes team:NAME"
+        )
+    elif result.upgraded_from is not None:
+        click.echo(
+            f"the team store at {server} was upgraded from schema {result.upgraded_from} to "
+            f"{SCHEMA_VERSION}: members now write only through its functions"
         )
     else:
         click.echo(f"the team store at {server} is already set up; nothing changed")

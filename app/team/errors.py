@@ -65,3 +65,10 @@ class TeamModelMismatchError(TeamError):
 class TeamChainBrokenError(TeamError):
     code = "team_chain_broken"
     exit_code = 72
+
+
+class TeamMemoryNotFoundError(TeamError):
+    """No team memory of that id in the scopes the role can read."""
+
+    code = "team_memory_not_found"
+    exit_code = 73
