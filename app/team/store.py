@@ -444,7 +444,14 @@ def purge_memory(admin: Conn, memory_id: int) -> int:
     autocommit = admin.autocommit
     admin.autocommit = True  # VACUUM runs outside a transaction
     try:
+        # FULL: a plain VACUUM only marks the old row versions' space reusable, their
+        # bytes stay in the file until overwritten. ANALYZE: the planner's statistics may
+        # hold sample values of the text columns; new ones are taken from what is left,
+        # and pg_statistic is rewritten so the old ones' bytes go too (a role that may not
+        # vacuum that catalog, one that is not a superuser, gets a warning and it is
+        # skipped: the README says so).
         admin.execute("VACUUM (FULL, ANALYZE) mama_team.memories")
+        admin.execute("VACUUM (FULL) pg_catalog.pg_statistic")
     finally:
         admin.autocommit = autocommit
     return int(row[0])
