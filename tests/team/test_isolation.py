@@ -180,6 +180,9 @@ def test_a_member_cannot_grant_itself_a_scope(members) -> None:
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         eng.execute("SET ROLE postgres")
     eng.rollback()
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor become the writer
+        eng.execute("SET ROLE mama_team_writer")
+    eng.rollback()
 
 
 def test_the_chain_holds_both_teams_events(members) -> None:
