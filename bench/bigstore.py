@@ -21,7 +21,7 @@ import numpy as np
 
 from bench.corpus import Corpus
 from mama_core.embeddings import PASSAGE, Embedder, Role
-from mama_core.memory import Engine, Grant, SessionFacts
+from mama_core.memory import Engine, EngineConfig, Grant, SessionFacts
 from mama_core.store import DbKey, Store
 
 # A realistic spread: most rows global, the rest in projects, a user and channels.
@@ -85,13 +85,15 @@ class LookupEmbedder:
 class GrowingStore:
     """A temporary encrypted store that grows, one engine save per judgment."""
 
-    def __init__(self, corpus: Corpus, embedder: LookupEmbedder) -> None:
+    def __init__(
+        self, corpus: Corpus, embedder: LookupEmbedder, config: EngineConfig | None = None
+    ) -> None:
         self.corpus = corpus
         self.embedder = embedder
         self._dir = Path(tempfile.mkdtemp(prefix="mama-bench-big-"))
         self.path = self._dir / "mama.db"
         self.store = Store.open(self.path, DbKey.generate())
-        self.engine = Engine(self.store, embedder)
+        self.engine = Engine(self.store, embedder, config)
         self.session = SessionFacts.owner_cli()
         self.grant = Grant.owner()
         self.size = 0

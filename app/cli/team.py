@@ -47,7 +47,7 @@ def team() -> None:
 def init(obj: CliContext, url: str) -> None:
     """Set up the team store in the empty PostgreSQL database at URL (as its admin)."""
     from app.team.connection import connect
-    from app.team.schema import init_team_store
+    from app.team.schema import SCHEMA_VERSION, init_team_store
 
     check_url(url)
     embedder = obj.embedder()
@@ -58,6 +58,11 @@ def init(obj: CliContext, url: str) -> None:
         click.echo(
             f"team store set up at {server} (vectors of {result.model_id}, {result.dim} "
             "dimensions); invite members with: mama team invite NAME --scopes team:NAME"
+        )
+    elif result.upgraded_from is not None:
+        click.echo(
+            f"the team store at {server} was upgraded from schema {result.upgraded_from} to "
+            f"{SCHEMA_VERSION}: members now write only through its functions"
         )
     else:
         click.echo(f"the team store at {server} is already set up; nothing changed")
@@ -121,6 +126,41 @@ def verify(obj: CliContext, admin_url_option: str | None) -> None:
         click.echo(terminal_text(f"problem: {problem}"))
     raise TeamChainBrokenError(
         f"the team store's history does not verify ({len(report.problems)} problems above)"
+    )
+
+
+@team.command("retire")
+@click.argument("memory_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+@click.pass_obj
+def retire(obj: CliContext, memory_id: int, as_json: bool) -> None:
+    """Retire the team memory MEMORY_ID (in scopes you hold): search stops returning it;
+    its text stays until the admin purges it."""
+    retirement = team_store(obj).retire(memory_id)
+    _emit(
+        retirement.to_wire(),
+        as_json,
+        f"retired team memory #{retirement.memory_id} (event {retirement.event_id})",
+    )
+
+
+@team.command("purge")
+@click.argument("memory_id", type=int)
+@ADMIN_URL_OPTION
+@click.pass_obj
+def purge(obj: CliContext, memory_id: int, admin_url_option: str | None) -> None:
+    """Erase the team memory MEMORY_ID's text and vector (as the admin): a purge event,
+    then VACUUM FULL so the text is gone from the table's files."""
+    from app.team.connection import connect
+    from app.team.store import purge_memory
+
+    url = admin_url_option or admin_url(obj.paths.home)
+    with closing(connect(url)) as conn:
+        event_id = purge_memory(conn, memory_id)
+    click.echo(
+        f"purged team memory #{memory_id} (event {event_id}): its text and vector are gone "
+        "from the table's files; WAL not yet recycled, archives, replicas and backups may "
+        "still hold it (see the README)"
     )
 
 

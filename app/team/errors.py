@@ -67,9 +67,16 @@ class TeamClientMissingError(TeamError):
     without its binary build and no system libpq): team commands only; personal ones work."""
 
     code = "team_client_missing"
-    exit_code = 73
+    exit_code = 74
 
 
 class TeamChainBrokenError(TeamError):
     code = "team_chain_broken"
     exit_code = 72
+
+
+class TeamMemoryNotFoundError(TeamError):
+    """No team memory of that id in the scopes the role can read."""
+
+    code = "team_memory_not_found"
+    exit_code = 73

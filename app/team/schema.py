@@ -3,9 +3,11 @@ the row-level security policies, in one transaction, on an empty database or on 
 is already ours (idempotent).
 
 Every table members touch has row-level security enabled and forced. A member role sees
-and writes only rows whose scopes its grants cover (``team:eng`` covers ``team:eng`` and
+only rows whose scopes its grants cover (``team:eng`` covers ``team:eng`` and
 ``team:eng/...``); the grants live in ``mama_team.grants``, which a member reads only
-its own rows of and cannot write.
+its own rows of and cannot write. Members write no table: they call the functions of
+``app.team.write_functions``. A store an older MAMA made is upgraded by init, step by
+numbered step, in the same one transaction.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from app.team import write_functions
 from app.team.errors import ForeignDatabaseError, TeamError
 
 SCHEMA = "mama_team"
 FORMAT = "mama-team"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = 3
+"""Version 1 (the first slice) let members insert rows and move the chain head by SQL;
+2 makes ``app.team.write_functions`` their only write path; 3 adds retire and purge."""
 MEMBER_GROUP = "mama_team_member"
 """The NOLOGIN role every member role is in; the policies name it."""
 GENESIS_HASH = "0" * 64
@@ -147,40 +152,51 @@ CREATE POLICY everyone ON mama_team.chain_head FOR ALL TO mama_team_member
     USING (true) WITH CHECK (true);
 """
 
-_PRIVILEGES = """
+_V1_PRIVILEGES = """
 REVOKE ALL ON SCHEMA mama_team FROM PUBLIC;
 GRANT USAGE ON SCHEMA mama_team TO mama_team_member;
 GRANT SELECT ON mama_team.meta, mama_team.grants TO mama_team_member;
 GRANT SELECT, INSERT ON mama_team.memories, mama_team.memory_scopes, mama_team.events
     TO mama_team_member;
--- No UPDATE on memories: a member changes nothing in place (memory is append-only,
--- and an in-place change would leave no event). Retiring comes as a new record.
 GRANT SELECT, UPDATE ON mama_team.chain_head TO mama_team_member;
 """
+"""Schema 1's grants, which migration 2 takes back (see ``app.team.write_functions``)."""
 
 
 @dataclass(frozen=True)
 class InitResult:
     created: bool
-    """False: the database was already ours and nothing changed."""
+    """False: the database was already ours (and nothing changed, unless upgraded)."""
     dim: int
     model_id: str
+    upgraded_from: int | None = None
+    """The schema version an older team store was upgraded from, if it was."""
 
 
 def init_team_store(
-    conn: psycopg.Connection[tuple[object, ...]], dim: int, model_id: str
+    conn: psycopg.Connection[tuple[object, ...]],
+    dim: int,
+    model_id: str,
+    *,
+    version: int = SCHEMA_VERSION,
 ) -> InitResult:
-    """Set up the team store on ``conn``'s database, in one transaction."""
+    """Set up the team store on ``conn``'s database, in one transaction; a team store an
+    older MAMA made is upgraded in the same transaction (all or nothing). ``version``
+    below the current one is only for the upgrade tests, which need an old store."""
     with conn.transaction():
         existing = _ours(conn)
         if existing is not None:
-            _ensure_group_role(conn)
-            conn.execute(_PRIVILEGES)
-            return InitResult(created=False, dim=existing[0], model_id=existing[1])
+            found_dim, found_model, found_version = existing
+            _ensure_roles(conn)
+            if found_version < SCHEMA_VERSION:
+                _migrate(conn, found_version, SCHEMA_VERSION)
+                return InitResult(False, found_dim, found_model, upgraded_from=found_version)
+            _apply_privileges(conn, SCHEMA_VERSION)
+            return InitResult(created=False, dim=found_dim, model_id=found_model)
         _refuse_if_not_empty(conn)
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-        _ensure_group_role(conn)
+        _ensure_roles(conn)
         conn.execute("CREATE SCHEMA mama_team")
         conn.execute(_REACH)
         conn.execute(
@@ -190,17 +206,54 @@ def init_team_store(
         )
         conn.execute(_FUNCTIONS)
         conn.execute(_POLICIES)
-        conn.execute(_PRIVILEGES)
+        conn.execute(_V1_PRIVILEGES)
         conn.execute(
             "INSERT INTO mama_team.meta (key, value) VALUES "
-            "('format', %s), ('schema_version', %s), ('dim', %s), ('model_id', %s)",
-            (FORMAT, SCHEMA_VERSION, str(dim), model_id),
+            "('format', %s), ('schema_version', '1'), ('dim', %s), ('model_id', %s)",
+            (FORMAT, str(dim), model_id),
         )
         conn.execute(
             "INSERT INTO mama_team.chain_head (last_id, last_hash) VALUES (0, %s)",
             (GENESIS_HASH,),
         )
+        _migrate(conn, 1, version)
     return InitResult(created=True, dim=dim, model_id=model_id)
+
+
+def _migrate(conn: psycopg.Connection[tuple[object, ...]], found: int, target: int) -> None:
+    """Schema ``found`` to ``target``, one numbered step after another, in the caller's
+    transaction."""
+    vector_type = _vector_type(conn)
+    steps = {2: lambda: write_functions.migration_2(vector_type), 3: write_functions.migration_3}
+    for step in range(found + 1, target + 1):
+        for statement in steps[step]():
+            conn.execute(statement.encode())
+        conn.execute(
+            "UPDATE mama_team.meta SET value = %s WHERE key = 'schema_version'", (str(step),)
+        )
+    # A new function is executable by PUBLIC: the grants are set again over all of them.
+    _apply_privileges(conn, target)
+
+
+def _apply_privileges(conn: psycopg.Connection[tuple[object, ...]], version: int) -> None:
+    """The current grants again (a re-run of init on a current store changes nothing)."""
+    if version < 2:
+        conn.execute(_V1_PRIVILEGES)
+        return
+    conn.execute(write_functions.PRIVILEGES.format(vector=_vector_type(conn)).encode())
+    if version >= 3:
+        conn.execute(write_functions.RETIRE_PRIVILEGES)
+
+
+def _vector_type(conn: psycopg.Connection[tuple[object, ...]]) -> str:
+    """pgvector's type, schema-qualified: the write functions' search_path is pinned."""
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'vector'"
+    ).fetchone()
+    if row is None:
+        raise TeamError("the vector extension is not installed in this database")
+    return sql.Identifier(str(row[0])).as_string(conn) + ".vector"
 
 
 def read_meta(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, str]:
@@ -209,9 +262,10 @@ def read_meta(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, str]:
     return {str(k): str(v) for k, v in rows}
 
 
-def _ours(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, str] | None:
-    """(dim, model_id) if the database holds our schema; None if it has no such schema;
-    ``team_database_not_ours`` if the schema is there but is not ours."""
+def _ours(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, str, int] | None:
+    """(dim, model_id, schema version) if the database holds our schema; None if it has
+    no such schema; ``team_database_not_ours`` if the schema is there but is not ours, and
+    an error if a newer MAMA made it."""
     has_schema = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,)).fetchone()
     if has_schema is None:
         return None
@@ -222,12 +276,13 @@ def _ours(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, str] | Non
             "this database has a mama_team schema that MAMA did not make; "
             "give `mama team init` an empty database."
         )
-    if meta.get("schema_version") != SCHEMA_VERSION:
+    version = meta.get("schema_version", "")
+    if not version.isdigit() or int(version) > SCHEMA_VERSION:
         raise TeamError(
-            f"the team store is at schema version {meta.get('schema_version')}; this MAMA "
-            f"knows version {SCHEMA_VERSION}: update MAMA."
+            f"the team store is at schema version {version}; this MAMA knows versions up to "
+            f"{SCHEMA_VERSION}: update MAMA."
         )
-    return int(meta["dim"]), meta["model_id"]
+    return int(meta["dim"]), meta["model_id"], int(version)
 
 
 def _refuse_if_not_empty(conn: psycopg.Connection[tuple[object, ...]]) -> None:
@@ -248,7 +303,10 @@ def _refuse_if_not_empty(conn: psycopg.Connection[tuple[object, ...]]) -> None:
         )
 
 
-def _ensure_group_role(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (MEMBER_GROUP,)).fetchone()
-    if exists is None:
-        conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(MEMBER_GROUP)))
+def _ensure_roles(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """The member group and the write functions' owner (roles are the server's, not one
+    database's: another team store on the same server shares them)."""
+    for role in (MEMBER_GROUP, write_functions.WRITER):
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+        if exists is None:
+            conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))

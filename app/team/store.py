@@ -1,7 +1,9 @@
 """The team store's write and read paths, on one member's own connection.
 
-A save is one transaction: the memory row, its scope bindings and a hash-chained event
-(the chain head's row lock orders concurrent writers), all or nothing. Recall has two
+A save is one call of the database's ``mama_team.remember`` (``app.team.write_functions``),
+in one transaction: the memory row, its scope bindings and a hash-chained event (the
+chain head's row lock orders concurrent writers), all or nothing; a member's role can
+write no table itself. Recall has two
 arms under the member's row-level security: exact vector search with pgvector
 (``ORDER BY embedding <=> q LIMIT k``) and PostgreSQL full text, fused by the core's
 reciprocal rank fusion (``rrf-v1``), as the personal store's recall fuses its arms.
@@ -20,12 +22,14 @@ from app.team.connection import first_line
 from app.team.errors import (
     ScopeNotGrantedError,
     TeamError,
+    TeamInputError,
+    TeamMemoryNotFoundError,
     TeamModelMismatchError,
     TeamUnreachableError,
 )
 from app.team.schema import GENESIS_HASH, TEXT_SEARCH_CONFIG, read_meta
 from app.team.scopes import check_team_scope, covers
-from mama_core import clock
+from app.team.write_functions import PURGE, REMEMBER, RETIRE
 from mama_core.canonical import canonical, canonical_hash, sha256_hex
 from mama_core.embeddings.base import PASSAGE, QUERY, Embedder, score_scale
 from mama_core.memory.secrets_scan import refuse_secrets
@@ -33,7 +37,6 @@ from mama_core.recall.config import Arm, RecallConfig
 from mama_core.recall.fusion import rank_list, rrf
 
 Conn = psycopg.Connection[tuple[Any, ...]]
-REMEMBER = "team.remember"
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,20 @@ class TeamReceipt:
             "event_id": self.event_id,
             "scopes": list(self.scopes),
             "status": "active",
+        }
+
+
+@dataclass(frozen=True)
+class TeamRetirement:
+    memory_id: int
+    event_id: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "store": "team",
+            "memory_id": self.memory_id,
+            "event_id": self.event_id,
+            "status": "retired",
         }
 
 
@@ -160,58 +177,20 @@ class TeamStore:
                 f"(it holds: {', '.join(granted) or 'nothing'}); nothing was saved."
             )
         embedding = vector_literal(self.embedder.embed_one(self._passage(save), PASSAGE))
-        at = clock.iso(clock.now())
         try:
             with self.conn.transaction():
-                author = str(self._one("SELECT current_user")[0])
-                content_hash = canonical_hash(save.content(author))
-                head_id, head_hash = self._one(
-                    "SELECT last_id, last_hash FROM mama_team.chain_head FOR UPDATE"
-                )
-                (memory_id,) = self._one(
-                    "INSERT INTO mama_team.memories (kind, summary, topic, details, scopes, "
-                    "created_at, content_hash, model_id, embedding) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector) RETURNING id",
+                memory_id, event_id = self._one(
+                    "SELECT memory_id, event_id FROM mama_team.remember("
+                    "%s, %s, %s, %s, %s, %s, %s::vector)",
                     (
                         save.kind,
                         save.summary,
                         save.topic,
                         save.details,
                         list(scopes),
-                        at,
-                        content_hash,
                         self.model_id,
                         embedding,
                     ),
-                )
-                with self.conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO mama_team.memory_scopes (memory_id, scope) VALUES (%s, %s)",
-                        [(memory_id, s) for s in scopes],
-                    )
-                event_id = int(head_id) + 1
-                fields = event_fields(
-                    event_id, at, author, REMEMBER, int(memory_id), list(scopes), content_hash
-                )
-                digest = event_hash(fields, str(head_hash))
-                self.conn.execute(
-                    "INSERT INTO mama_team.events (id, at, actor, action, memory_id, scopes, "
-                    "content_hash, prev_hash, hash) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        event_id,
-                        at,
-                        author,
-                        REMEMBER,
-                        memory_id,
-                        list(scopes),
-                        content_hash,
-                        head_hash,
-                        digest,
-                    ),
-                )
-                self.conn.execute(
-                    "UPDATE mama_team.chain_head SET last_id = %s, last_hash = %s",
-                    (event_id, digest),
                 )
         except psycopg.errors.InsufficientPrivilege as exc:
             raise ScopeNotGrantedError(
@@ -221,7 +200,25 @@ class TeamStore:
             raise TeamUnreachableError(
                 f"the team store stopped answering ({first_line(exc)}); nothing was saved."
             ) from exc
-        return TeamReceipt(int(memory_id), event_id, scopes)
+        return TeamReceipt(int(memory_id), int(event_id), tuple(sorted(scopes)))
+
+    def retire(self, memory_id: int) -> TeamRetirement:
+        """Retire a memory in scopes this role holds (all of them): a new event and the
+        row's status; its text stays, and search no longer returns it."""
+        try:
+            with self.conn.transaction():
+                (event_id,) = self._one("SELECT mama_team.retire(%s)", (memory_id,))
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise ScopeNotGrantedError(f"{exc.diag.message_primary}; nothing was retired.") from exc
+        except psycopg.errors.NoDataFound as exc:
+            raise TeamMemoryNotFoundError(str(exc.diag.message_primary)) from exc
+        except psycopg.errors.ObjectNotInPrerequisiteState as exc:
+            raise TeamInputError(str(exc.diag.message_primary)) from exc
+        except psycopg.OperationalError as exc:
+            raise TeamUnreachableError(
+                f"the team store stopped answering ({first_line(exc)}); nothing was retired."
+            ) from exc
+        return TeamRetirement(memory_id, int(event_id))
 
     def search(
         self,
@@ -359,19 +356,24 @@ class ChainReport:
         return not self.problems
 
 
+_STATUS_AFTER = {REMEMBER: "active", RETIRE: "retired", PURGE: "purged"}
+
+
 def verify_chain(conn: Conn) -> ChainReport:
     """Walk the events this connection sees (all of them for the team's admin, who
     bypasses row-level security): ids 1..n without a gap, each ``prev_hash`` the hash
-    before it, each hash recomputed, each memory's content hash its event's, and the
-    chain head at the last event."""
+    before it, each hash recomputed, each memory's content hash its event's (recomputed
+    from its text unless it was purged), each memory's status the one its last event
+    gives it, and the chain head at the last event."""
     problems: list[str] = []
     prev = GENESIS_HASH
     count = 0
+    expected: dict[int, str] = {}
     rows = conn.execute(
         "SELECT e.id, e.at, e.actor, e.action, e.memory_id, e.scopes, e.content_hash, "
         "e.prev_hash, e.hash, m.content_hash, m.kind, m.summary, m.topic, m.details, m.scopes, "
-        "m.author FROM mama_team.events e LEFT JOIN mama_team.memories m ON m.id = e.memory_id "
-        "ORDER BY e.id"
+        "m.author, m.status FROM mama_team.events e "
+        "LEFT JOIN mama_team.memories m ON m.id = e.memory_id ORDER BY e.id"
     ).fetchall()
     for row in rows:
         count += 1
@@ -381,28 +383,75 @@ def verify_chain(conn: Conn) -> ChainReport:
             count = event_id
         if row[7] != prev:
             problems.append(f"event {event_id} does not follow the event before it")
+        action, memory_id = str(row[3]), int(row[4])
         fields = event_fields(
-            event_id, str(row[1]), str(row[2]), str(row[3]), int(row[4]), list(row[5]), str(row[6])
+            event_id, str(row[1]), str(row[2]), action, memory_id, list(row[5]), str(row[6])
         )
         if event_hash(fields, str(row[7])) != row[8]:
             problems.append(f"event {event_id} was changed after it was written")
-        if row[9] is None:
-            problems.append(f"event {event_id}'s memory #{row[4]} is gone")
+        if action not in _STATUS_AFTER:
+            problems.append(f"event {event_id} has an unknown action {action!r}")
         else:
-            content = TeamSave(
-                str(row[10]), str(row[11]), tuple(row[14]), str(row[12]), str(row[13])
+            expected[memory_id] = _STATUS_AFTER[action]
+        if row[9] is None:
+            problems.append(f"event {event_id}'s memory #{memory_id} is gone")
+        elif row[9] != row[6] or (
+            row[16] != "purged"
+            and canonical_hash(
+                TeamSave(
+                    str(row[10]), str(row[11]), tuple(row[14]), str(row[12]), str(row[13])
+                ).content(str(row[15]))
             )
-            if canonical_hash(content.content(str(row[15]))) != row[6] or row[9] != row[6]:
-                problems.append(f"memory #{row[4]} does not match its event {event_id}")
+            != row[6]
+        ):
+            problems.append(f"memory #{memory_id} does not match its event {event_id}")
         prev = str(row[8])
     head = conn.execute("SELECT last_id, last_hash FROM mama_team.chain_head").fetchone()
     if head is None or int(head[0]) != count or head[1] != prev:
         problems.append("the chain head does not point at the last event")
-    orphans = conn.execute(
-        "SELECT count(*) FROM mama_team.memories m "
-        "WHERE NOT EXISTS (SELECT 1 FROM mama_team.events e WHERE e.memory_id = m.id)"
-    ).fetchone()
-    if orphans is not None and int(orphans[0]):
-        problems.append(f"{orphans[0]} memories have no event")
+    statuses = conn.execute("SELECT id, status FROM mama_team.memories ORDER BY id").fetchall()
+    orphans = 0
+    for memory_id, status in statuses:
+        want = expected.get(int(memory_id))
+        if want is None:
+            orphans += 1
+        elif status != want:
+            problems.append(f"memory #{memory_id} is {status}, its events say {want}")
+    if orphans:
+        problems.append(f"{orphans} memories have no event")
     conn.commit()
     return ChainReport(count, tuple(problems))
+
+
+def purge_memory(admin: Conn, memory_id: int) -> int:
+    """The admin's purge: the memory's text and vector gone from its row (a ``purge``
+    event in the chain), then ``VACUUM FULL`` of the memories table, so no copy of the
+    text is left in the table's files (nor its TOAST table and indexes, which it rewrites).
+    Returns the event's id. Needs a connection the admin may leave in autocommit."""
+    try:
+        with admin.transaction():
+            row = admin.execute("SELECT mama_team.purge(%s)", (memory_id,)).fetchone()
+    except psycopg.errors.NoDataFound as exc:
+        raise TeamMemoryNotFoundError(str(exc.diag.message_primary)) from exc
+    except psycopg.errors.ObjectNotInPrerequisiteState as exc:
+        raise TeamInputError(str(exc.diag.message_primary)) from exc
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise ScopeNotGrantedError(
+            f"only the team's admin purges ({exc.diag.message_primary})"
+        ) from exc
+    if row is None:
+        raise TeamError("the team store answered nothing to the purge")
+    autocommit = admin.autocommit
+    admin.autocommit = True  # VACUUM runs outside a transaction
+    try:
+        # FULL: a plain VACUUM only marks the old row versions' space reusable, their
+        # bytes stay in the file until overwritten. ANALYZE: the planner's statistics may
+        # hold sample values of the text columns; new ones are taken from what is left,
+        # and pg_statistic is rewritten so the old ones' bytes go too (a role that may not
+        # vacuum that catalog, one that is not a superuser, gets a warning and it is
+        # skipped: the README says so).
+        admin.execute("VACUUM (FULL, ANALYZE) mama_team.memories")
+        admin.execute("VACUUM (FULL) pg_catalog.pg_statistic")
+    finally:
+        admin.autocommit = autocommit
+    return int(row[0])

@@ -38,6 +38,8 @@ _numbers = itertools.count(1)
 class PgServer:
     url: str
     """The superuser's URL of the ``postgres`` database."""
+    data_dir: Path
+    """The server's data folder (where the tables' files are)."""
 
     def database_url(self, dbname: str) -> str:
         parts = urlsplit(self.url)
@@ -68,7 +70,7 @@ def pg_server() -> Iterator[PgServer]:
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute("SELECT pg_reload_conf()")
     try:
-        yield PgServer(server.get_uri())
+        yield PgServer(server.get_uri(), folder)
     finally:
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)

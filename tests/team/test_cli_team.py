@@ -258,3 +258,45 @@ def test_team_unreachable_personal_keeps_working(make_mama, team_db: str, unique
     one_error_line(write, "team_unreachable")
     status = member.json("team", "status")
     assert status["reachable"] is False and status["scopes"] == ["team:eng"]
+
+
+def test_retire_and_purge_commands(make_mama, team_db: str, unique: str) -> None:
+    admin = make_mama("admin")
+    admin.ok("team", "init", team_db)
+    eng = make_mama("eng")
+    eng.ok(
+        "team",
+        "join",
+        join_string(admin.ok("team", "invite", f"r_{unique}", "--scopes", "team:eng")),
+    )
+    ops = make_mama("ops")
+    ops.ok(
+        "team",
+        "join",
+        join_string(admin.ok("team", "invite", f"p_{unique}", "--scopes", "team:ops")),
+    )
+    old = eng.json(
+        "remember", "Lunch is at noon on Fridays", "--kind", "decision", "--scope", "team:eng"
+    )
+    eng.json(
+        "remember", "Lunch moves to one on Fridays", "--kind", "decision", "--scope", "team:eng"
+    )
+    before = [h["summary"] for h in eng.json("search", "when is lunch on Fridays")["results"]]
+    assert "Lunch is at noon on Fridays" in before  # the control
+
+    elsewhere = ops.run("team", "retire", str(old["memory_id"]))
+    assert elsewhere.returncode == 73
+    one_error_line(elsewhere, "team_memory_not_found")
+    retired = eng.json("team", "retire", str(old["memory_id"]))
+    assert retired["status"] == "retired" and retired["event_id"] == 3
+    after = [h["summary"] for h in eng.json("search", "when is lunch on Fridays")["results"]]
+    assert "Lunch is at noon on Fridays" not in after
+    assert "Lunch moves to one on Fridays" in after
+
+    member_url = join_string(admin.ok("team", "invite", f"q_{unique}", "--scopes", "team:eng"))
+    refused = eng.run("team", "purge", str(old["memory_id"]), "--admin-url", member_url)
+    assert refused.returncode == 66
+    one_error_line(refused, "team_scope_not_granted")
+    purged = admin.ok("team", "purge", str(old["memory_id"]))
+    assert f"purged team memory #{old['memory_id']} (event 4)" in purged
+    assert "team chain intact: 4 events" in admin.ok("team", "verify")

@@ -25,7 +25,7 @@ def run(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str
 
 def test_team_join_without_a_loadable_libpq_says_so_in_one_line(tmp_path: Path) -> None:
     refused = run(tmp_path, "team", "join", JOIN, PSYCOPG_IMPL="c")
-    assert refused.returncode == 73, refused.stderr
+    assert refused.returncode == 74, refused.stderr
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in refused.stderr
     assert lines[0].startswith("mama: team_client_missing: the PostgreSQL client library")

@@ -1,6 +1,7 @@
-"""Row-level security, by raw SQL on each member's own connection: a member of team:eng
-cannot read or insert rows of team:ops, and no member changes any row in place, beside
-positive controls that the same statements reach the member's own team's rows."""
+"""Row-level security and the one write path, by raw SQL on each member's own connection:
+a member of team:eng cannot read rows of team:ops, writes no table directly (not even in
+its own scope), and its write function refuses scopes it was not granted, beside
+positive controls that the same role reads and saves what it was given."""
 
 from __future__ import annotations
 
@@ -64,28 +65,85 @@ def test_a_member_reads_only_rows_of_its_scopes(members) -> None:
     eng.rollback()
 
 
-def test_a_member_cannot_insert_into_another_teams_scope(members, e5_embedder) -> None:
+def _vector(e5_embedder: GgufEmbedder) -> str:
+    return "[" + ",".join(["0.1"] * e5_embedder.dim) + "]"
+
+
+def test_a_member_writes_no_table_by_raw_sql(members, e5_embedder) -> None:
+    """Not even in its own scope: the rows, the bindings, the events and the chain head
+    are the write functions' alone (insufficient_privilege, SQLSTATE 42501)."""
     eng, _ops, admin = members
-    vector = "[" + ",".join(["0.1"] * e5_embedder.dim) + "]"
-    insert = (
-        "INSERT INTO mama_team.memories (kind, summary, scopes, created_at, content_hash, "
-        "model_id, embedding) VALUES ('decision', %s, %s, 'now', 'x', 'm', %s::vector)"
-    )
-    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-        eng.execute(insert, ("planted in ops", ["team:ops"], vector))
-    eng.rollback()
-    # Nor by naming both scopes, nor into the bindings of an ops row.
-    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-        eng.execute(insert, ("planted in both", ["team:eng", "team:ops"], vector))
-    eng.rollback()
-    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-        eng.execute("INSERT INTO mama_team.memory_scopes VALUES (1, 'team:ops')")
-    eng.rollback()
-    # The control: the same statement into its own scope (a child of it) goes in.
-    eng.execute(insert, ("raw but allowed", ["team:eng/web"], vector))
+    vector = _vector(e5_embedder)
+    forgeries = [
+        (
+            "INSERT INTO mama_team.memories (kind, summary, scopes, created_at, content_hash, "
+            "model_id, embedding) VALUES ('decision', 'planted', '{team:eng}', 'now', 'x', 'm', "
+            f"'{vector}'::vector)"
+        ),
+        "INSERT INTO mama_team.memory_scopes VALUES (1, 'team:eng/web')",
+        (
+            "INSERT INTO mama_team.events (id, at, action, memory_id, scopes, content_hash, "
+            "prev_hash, hash) VALUES (3, 'now', 'team.remember', 1, '{team:eng}', 'x', 'y', 'z')"
+        ),
+        "UPDATE mama_team.chain_head SET last_id = 0",
+        "DELETE FROM mama_team.events",
+        "DELETE FROM mama_team.memories",
+        "SELECT mama_team.append_event('now', 'team.remember', 1, '{team:eng}', 'x')",
+        "SELECT mama_team.purge(1)",
+    ]
+    for statement in forgeries:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as refused:
+            eng.execute(statement)
+            pytest.fail(f"not refused: {statement}")
+        assert refused.value.sqlstate == "42501", statement
+        eng.rollback()
+    assert verify_chain(admin).events == 2
+    # The control: the same role, by raw SQL too, saves through the write function, and
+    # the chain verifies with the server's hashes recomputed here.
+    row = eng.execute(
+        "SELECT memory_id, event_id FROM mama_team.remember("
+        "'decision', 'raw but through the door', '', '', '{team:eng/web}', %s, %s::vector)",
+        (e5_embedder.model_id, vector),
+    ).fetchone()
     eng.commit()
-    assert "raw but allowed" in _summaries(eng)
-    assert "planted in ops" not in _summaries(admin)
+    assert row is not None and row[1] == 3
+    assert "raw but through the door" in _summaries(eng)
+    report = verify_chain(admin)
+    assert report.ok and report.events == 3, report.problems
+
+
+def test_the_write_function_refuses_a_scope_not_granted(members, e5_embedder) -> None:
+    eng, _ops, admin = members
+    call = "SELECT * FROM mama_team.remember('decision', %s, '', '', %s, %s, %s::vector)"
+    for scopes in (["team:ops"], ["team:eng", "team:ops"], ["team:engineering"]):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="was not granted"):
+            eng.execute(call, ("planted", scopes, e5_embedder.model_id, _vector(e5_embedder)))
+        eng.rollback()
+    for malformed in (["team:eng/../ops"], [], ["project:web"]):
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            eng.execute(call, ("planted", malformed, e5_embedder.model_id, _vector(e5_embedder)))
+        eng.rollback()
+    assert "planted" not in _summaries(admin)
+    # The control: the same call into its own scope goes in.
+    eng.execute(call, ("allowed", ["team:eng"], e5_embedder.model_id, _vector(e5_embedder)))
+    eng.commit()
+    assert "allowed" in _summaries(admin)
+    assert verify_chain(admin).ok
+
+
+def test_the_servers_hashes_are_the_chain_rule_for_any_text(members, e5_embedder) -> None:
+    """The content and event hashes the database computes are the ones verify recomputes
+    (RFC 8785) for text with quotes, escapes, controls and non-ASCII letters."""
+    eng, _ops, admin = members
+    store = TeamStore(eng, e5_embedder)
+    odd = 'He said "ship it"\\now\n\ttab \x01 \x7f café 日本 🚀 / </script>'
+    store.remember(TeamSave("decision", odd, ("team:eng/web", "team:eng"), "tôpic", "d\u2028x"))
+    report = verify_chain(admin)
+    assert report.ok and report.events == 3, report.problems
+    # The control: one changed character is found.
+    admin.execute("UPDATE mama_team.memories SET summary = summary || ' ' WHERE id = 3")
+    admin.commit()
+    assert "memory #3 does not match its event 3" in verify_chain(admin).problems
 
 
 def test_no_member_changes_a_row_in_place(members) -> None:
@@ -121,6 +179,9 @@ def test_a_member_cannot_grant_itself_a_scope(members) -> None:
     eng.rollback()
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         eng.execute("SET ROLE postgres")
+    eng.rollback()
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor become the writer
+        eng.execute("SET ROLE mama_team_writer")
     eng.rollback()
 
 

@@ -1,6 +1,7 @@
 """The team write path under load and under a crash: two members writing at once keep
-one unbroken chain, and a member's process killed (SIGKILL) in the middle of a save
-leaves nothing half-applied and the chain intact."""
+one unbroken chain, a member's process killed (SIGKILL) in the middle of a save leaves
+nothing half-applied and the chain intact, and a first-slice store is upgraded to the
+write functions by init."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ import psycopg
 import pytest
 
 from app.team.members import invite_member
-from app.team.schema import init_team_store
-from app.team.store import TeamSave, TeamStore, verify_chain
+from app.team.schema import SCHEMA_VERSION, init_team_store, read_meta
+from app.team.store import TeamSave, TeamStore, event_fields, event_hash, verify_chain
+from app.team.write_functions import REMEMBER
+from mama_core.canonical import canonical_hash
 from mama_core.embeddings import GgufEmbedder
 from tests.conftest import REPO_ROOT
 
@@ -110,8 +113,9 @@ def test_a_member_killed_mid_write_leaves_nothing_half_applied(
         TeamStore(conn, e5_embedder).remember(TeamSave("fact", "before the crash", ("team:eng",)))
 
     blocker = psycopg.connect(team_db)
-    # Hold back the event insert: the writer gets the chain head, inserts its memory row
-    # and bindings, then waits on this lock, so it dies between the row and its event.
+    # Hold back the event insert: inside mama_team.remember the writer inserts its memory
+    # row and bindings, locks the chain head, then waits on this lock, so it dies between
+    # the row and its event.
     blocker.execute("LOCK TABLE mama_team.events IN SHARE MODE")
     writer = subprocess.Popen(
         [sys.executable, "-c", _WRITER, string, str(path), model_id],
@@ -128,7 +132,7 @@ def test_a_member_killed_mid_write_leaves_nothing_half_applied(
         def writer_waits_on_the_lock() -> bool:
             row = watcher.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE usename = %s "
-                "AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO mama_team.events%%'",
+                "AND wait_event_type = 'Lock' AND query LIKE '%%mama_team.remember(%%'",
                 (f"mama_k_{unique}",),
             ).fetchone()
             return row is not None and row[0] == 1
@@ -165,3 +169,62 @@ def test_a_member_killed_mid_write_leaves_nothing_half_applied(
     assert receipt.event_id == 2
     with psycopg.connect(team_db) as admin:
         assert verify_chain(admin).ok
+
+
+def _v1_save(conn: psycopg.Connection, summary: str, scope: str) -> None:
+    """A save as the first slice's MAMA made it: the member's own INSERTs and UPDATE."""
+    role = str(conn.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
+    content_hash = canonical_hash(TeamSave("decision", summary, (scope,)).content(role))
+    head_id, head_hash = conn.execute(
+        "SELECT last_id, last_hash FROM mama_team.chain_head FOR UPDATE"
+    ).fetchone()  # type: ignore[misc]
+    (memory_id,) = conn.execute(
+        "INSERT INTO mama_team.memories (kind, summary, scopes, created_at, content_hash, "
+        "model_id, embedding) SELECT 'decision', %s, %s, 'then', %s, value, "
+        "array_fill(0.1, ARRAY[384])::vector FROM mama_team.meta WHERE key = 'model_id' "
+        "RETURNING id",
+        (summary, [scope], content_hash),
+    ).fetchone()  # type: ignore[misc]
+    conn.execute("INSERT INTO mama_team.memory_scopes VALUES (%s, %s)", (memory_id, scope))
+    event_id = head_id + 1
+    fields = event_fields(event_id, "then", role, REMEMBER, memory_id, [scope], content_hash)
+    digest = event_hash(fields, head_hash)
+    conn.execute(
+        "INSERT INTO mama_team.events (id, at, action, memory_id, scopes, content_hash, "
+        "prev_hash, hash) VALUES (%s, 'then', %s, %s, %s, %s, %s, %s)",
+        (event_id, REMEMBER, memory_id, [scope], content_hash, head_hash, digest),
+    )
+    conn.execute("UPDATE mama_team.chain_head SET last_id = %s, last_hash = %s", (event_id, digest))
+    conn.commit()
+
+
+def test_init_upgrades_a_first_slice_store_once(
+    team_db: str, unique: str, e5_embedder: GgufEmbedder
+) -> None:
+    dim, model_id = e5_embedder.dim, e5_embedder.model_id
+    assert dim == 384
+    with psycopg.connect(team_db) as admin:
+        init_team_store(admin, dim, model_id, version=1)
+        string = invite_member(admin, team_db, f"old_{unique}", ["team:eng"]).join_string
+    with psycopg.connect(string) as conn:
+        _v1_save(conn, "saved by the first slice", "team:eng")  # the old way still works
+    with psycopg.connect(team_db) as admin:
+        assert verify_chain(admin).ok
+        upgraded = init_team_store(admin, dim, model_id)
+        assert upgraded.upgraded_from == 1 and not upgraded.created
+        again = init_team_store(admin, dim, model_id)
+        assert again.upgraded_from is None and not again.created
+        assert read_meta(admin)["schema_version"] == str(SCHEMA_VERSION)
+        admin.commit()
+    with psycopg.connect(string) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            _v1_save(conn, "the old way after the upgrade", "team:eng")
+        conn.rollback()
+        # The control: the member saves through the write function; the old row is read.
+        store = TeamStore(conn, e5_embedder)
+        assert store.remember(TeamSave("fact", "saved after it", ("team:eng",))).event_id == 2
+        found = {h.summary for h in store.search("saved by the first slice", 5)}
+        assert found == {"saved by the first slice", "saved after it"}
+    with psycopg.connect(team_db) as admin:
+        report = verify_chain(admin)
+        assert report.ok and report.events == 2, report.problems
