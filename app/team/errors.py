@@ -80,3 +80,10 @@ class TeamMemoryNotFoundError(TeamError):
 
     code = "team_memory_not_found"
     exit_code = 73
+
+
+class TeamBusyError(TeamError):
+    """A save or retire waited too long for the chain head another session holds."""
+
+    code = "team_busy"
+    exit_code = 75

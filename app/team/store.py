@@ -17,10 +17,12 @@ from typing import Any, LiteralString
 
 import numpy as np
 import psycopg
+from psycopg import sql
 
 from app.team.connection import first_line
 from app.team.errors import (
     ScopeNotGrantedError,
+    TeamBusyError,
     TeamError,
     TeamInputError,
     TeamMemoryNotFoundError,
@@ -135,12 +137,21 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
+CHAIN_WAIT_SECONDS = 10
+"""How long a save or retire waits for the chain head, which another member's open
+transaction may hold (a save in progress, or a raw-SQL session left open): then it is
+``team_busy``, not a hang."""
+
+
 class TeamStore:
     """One member's view of the team store: what its role's grants let it see."""
 
-    def __init__(self, conn: Conn, embedder: Embedder) -> None:
+    def __init__(
+        self, conn: Conn, embedder: Embedder, *, chain_wait_seconds: int = CHAIN_WAIT_SECONDS
+    ) -> None:
         self.conn = conn
         self.embedder = embedder
+        self.chain_wait_seconds = chain_wait_seconds
         self._meta = read_meta(conn)
         conn.commit()
 
@@ -179,6 +190,7 @@ class TeamStore:
         embedding = vector_literal(self.embedder.embed_one(self._passage(save), PASSAGE))
         try:
             with self.conn.transaction():
+                self._bound_chain_wait()
                 memory_id, event_id = self._one(
                     "SELECT memory_id, event_id FROM mama_team.remember("
                     "%s, %s, %s, %s, %s, %s, %s::vector)",
@@ -196,6 +208,8 @@ class TeamStore:
             raise ScopeNotGrantedError(
                 f"the team store refused the write ({exc.diag.message_primary}); nothing was saved."
             ) from exc
+        except psycopg.errors.LockNotAvailable as exc:
+            raise self._busy("saved") from exc
         except psycopg.OperationalError as exc:  # the server went away mid-write
             raise TeamUnreachableError(
                 f"the team store stopped answering ({first_line(exc)}); nothing was saved."
@@ -207,6 +221,7 @@ class TeamStore:
         row's status; its text stays, and search no longer returns it."""
         try:
             with self.conn.transaction():
+                self._bound_chain_wait()
                 (event_id,) = self._one("SELECT mama_team.retire(%s)", (memory_id,))
         except psycopg.errors.InsufficientPrivilege as exc:
             raise ScopeNotGrantedError(f"{exc.diag.message_primary}; nothing was retired.") from exc
@@ -214,11 +229,28 @@ class TeamStore:
             raise TeamMemoryNotFoundError(str(exc.diag.message_primary)) from exc
         except psycopg.errors.ObjectNotInPrerequisiteState as exc:
             raise TeamInputError(str(exc.diag.message_primary)) from exc
+        except psycopg.errors.LockNotAvailable as exc:
+            raise self._busy("retired") from exc
         except psycopg.OperationalError as exc:
             raise TeamUnreachableError(
                 f"the team store stopped answering ({first_line(exc)}); nothing was retired."
             ) from exc
         return TeamRetirement(memory_id, int(event_id))
+
+    def _bound_chain_wait(self) -> None:
+        """This transaction waits at most ``chain_wait_seconds`` for a lock (the chain head)."""
+        self.conn.execute(
+            sql.SQL("SET LOCAL lock_timeout = {}").format(
+                sql.Literal(f"{int(self.chain_wait_seconds)}s")
+            )
+        )
+
+    def _busy(self, what: str) -> TeamBusyError:
+        return TeamBusyError(
+            f"another member's session has held the team chain for over "
+            f"{self.chain_wait_seconds} s; nothing was {what}. Try again; if it stays busy, "
+            "the team admin can end that session (pg_terminate_backend)."
+        )
 
     def search(
         self,

@@ -17,12 +17,21 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from app.team.errors import TeamBusyError
 from app.team.members import invite_member
 from app.team.schema import SCHEMA_VERSION, init_team_store, read_meta
-from app.team.store import TeamSave, TeamStore, event_fields, event_hash, verify_chain
+from app.team.store import (
+    TeamSave,
+    TeamStore,
+    event_fields,
+    event_hash,
+    vector_literal,
+    verify_chain,
+)
 from app.team.write_functions import REMEMBER
 from mama_core.canonical import canonical_hash
 from mama_core.embeddings import GgufEmbedder
+from mama_core.embeddings.base import PASSAGE
 from tests.conftest import REPO_ROOT
 
 WRITES_EACH = 8
@@ -225,6 +234,39 @@ def test_init_upgrades_a_first_slice_store_once(
         assert store.remember(TeamSave("fact", "saved after it", ("team:eng",))).event_id == 2
         found = {h.summary for h in store.search("saved by the first slice", 5)}
         assert found == {"saved by the first slice", "saved after it"}
+    with psycopg.connect(team_db) as admin:
+        report = verify_chain(admin)
+        assert report.ok and report.events == 2, report.problems
+
+
+def test_a_save_behind_a_session_holding_the_chain_is_busy_not_a_hang(
+    team_db: str, unique: str, e5_embedder: GgufEmbedder
+) -> None:
+    with psycopg.connect(team_db) as admin:
+        init_team_store(admin, e5_embedder.dim, e5_embedder.model_id)
+        holder_url, waiter_url = (
+            invite_member(admin, team_db, f"{who}_{unique}", ["team:eng"]).join_string
+            for who in ("hold", "wait")
+        )
+    vector = vector_literal(e5_embedder.embed_one("held open", PASSAGE))
+    # A member's raw-SQL session calls the write function and leaves its transaction
+    # open: the chain head stays locked until it ends.
+    holder = psycopg.connect(holder_url)
+    try:
+        holder.execute(
+            "SELECT * FROM mama_team.remember(%s, %s, %s, %s, %s, %s, %s::vector)",
+            ("fact", "held open", "", "", ["team:eng"], e5_embedder.model_id, vector),
+        )
+        with psycopg.connect(waiter_url) as conn:
+            waiter = TeamStore(conn, e5_embedder, chain_wait_seconds=1)
+            with pytest.raises(TeamBusyError, match="nothing was saved"):
+                waiter.remember(TeamSave("fact", "behind the open session", ("team:eng",)))
+            holder.commit()
+            # The control: with the chain free, the same save goes through.
+            receipt = waiter.remember(TeamSave("fact", "behind the open session", ("team:eng",)))
+    finally:
+        holder.close()
+    assert receipt.event_id == 2
     with psycopg.connect(team_db) as admin:
         report = verify_chain(admin)
         assert report.ok and report.events == 2, report.problems
