@@ -59,15 +59,14 @@ def observation_line(o: dict[str, Any]) -> str:
 
 def purge_outcome(receipt: Receipt) -> list[str]:
     """What the purge did beyond the rows: backups and the WAL, in words."""
-    result = receipt.extra
     lines = []
-    removed = result.get("backups_removed") or []
+    removed = receipt.backups_removed
     if removed:
         lines.append(f"deleted {len(removed)} backup(s) that held the text: {', '.join(removed)}")
-    kept = result.get("backups_not_removed") or []
+    kept = receipt.get("backups_not_removed") or []
     if kept:
         lines.append(f"could not delete backup(s) {', '.join(kept)}; delete them by hand")
-    if result.get("wal") == "pending":
+    if receipt.wal == "pending":
         lines.append(
             "another process is reading the store, so its write-ahead log still holds the "
             "old text; MAMA truncates it as soon as it can (see 'mama doctor')"
