@@ -68,6 +68,13 @@ def join_string(invite_output: str) -> str:
     return last
 
 
+def joined(make_mama, admin: Mama, folder: str, role: str, scope: str) -> Mama:
+    """A member in ``folder`` who joined with the join string ``admin`` made for ``role``."""
+    member = make_mama(folder)
+    member.ok("team", "join", join_string(admin.ok("team", "invite", role, "--scopes", scope)))
+    return member
+
+
 def test_init_is_idempotent_and_refuses_a_foreign_database(
     make_mama, team_db: str, pg_server
 ) -> None:
@@ -155,18 +162,8 @@ def test_a_bad_join_string_is_refused_and_not_kept(make_mama, team_db: str, uniq
 def test_remember_and_search_mix_personal_and_team(make_mama, team_db: str, unique: str) -> None:
     admin = make_mama("admin")
     admin.ok("team", "init", team_db)
-    eng = make_mama("eng")
-    eng.ok(
-        "team",
-        "join",
-        join_string(admin.ok("team", "invite", f"e_{unique}", "--scopes", "team:eng")),
-    )
-    ops = make_mama("ops")
-    ops.ok(
-        "team",
-        "join",
-        join_string(admin.ok("team", "invite", f"o_{unique}", "--scopes", "team:ops")),
-    )
+    eng = joined(make_mama, admin, "eng", f"e_{unique}", "team:eng")
+    ops = joined(make_mama, admin, "ops", f"o_{unique}", "team:ops")
 
     saved = eng.json(
         "remember",
@@ -220,12 +217,7 @@ def test_remember_and_search_mix_personal_and_team(make_mama, team_db: str, uniq
 def test_team_unreachable_personal_keeps_working(make_mama, team_db: str, unique: str) -> None:
     admin = make_mama("admin")
     admin.ok("team", "init", team_db)
-    member = make_mama("member")
-    member.ok(
-        "team",
-        "join",
-        join_string(admin.ok("team", "invite", f"u_{unique}", "--scopes", "team:eng")),
-    )
+    member = joined(make_mama, admin, "member", f"u_{unique}", "team:eng")
     member.ok("remember", "Invoices are paid on the first of the month", "--kind", "decision")
     member.ok(
         "remember", "Invoices go to the finance team", "--kind", "decision", "--scope", "team:eng"
@@ -263,18 +255,8 @@ def test_team_unreachable_personal_keeps_working(make_mama, team_db: str, unique
 def test_retire_and_purge_commands(make_mama, team_db: str, unique: str) -> None:
     admin = make_mama("admin")
     admin.ok("team", "init", team_db)
-    eng = make_mama("eng")
-    eng.ok(
-        "team",
-        "join",
-        join_string(admin.ok("team", "invite", f"r_{unique}", "--scopes", "team:eng")),
-    )
-    ops = make_mama("ops")
-    ops.ok(
-        "team",
-        "join",
-        join_string(admin.ok("team", "invite", f"p_{unique}", "--scopes", "team:ops")),
-    )
+    eng = joined(make_mama, admin, "eng", f"r_{unique}", "team:eng")
+    ops = joined(make_mama, admin, "ops", f"p_{unique}", "team:ops")
     old = eng.json(
         "remember", "Lunch is at noon on Fridays", "--kind", "decision", "--scope", "team:eng"
     )
