@@ -17,6 +17,7 @@ import sys
 from app.local.paths import resolve_paths
 from ui.desktop import Desktop
 from ui.icons import app_icon
+from ui.main_thread_gc import MainThreadCollector
 from ui.qt import QEventLoop, QtCore, QtWidgets
 from ui.quit_signals import QuitOnSignals
 from ui.single_instance import CHAT, SHOW, SingleInstance, server_name
@@ -73,6 +74,7 @@ def run(argv: list[str] | None = None, show: str | None = None) -> int:
     instance.listen()
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
+    collector = MainThreadCollector.install()
     desktop = Desktop(paths, instance=instance, probe=probe)
     if show == "chat":
         desktop.show_chat()  # before the memory is open: shown once it is
@@ -84,7 +86,8 @@ def run(argv: list[str] | None = None, show: str | None = None) -> int:
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
         asyncio.set_event_loop(None)
-        _release_qt(app, [desktop, signals, instance])
+        collector.uninstall()
+        _release_qt(app, [desktop, signals, instance, collector])
 
 
 def _release_qt(app: QtWidgets.QApplication, owned: list[QtCore.QObject]) -> None:

@@ -28,6 +28,7 @@ from mama_core.embeddings import GgufEmbedder, load_embedder
 from mama_core.memory import ActorKind, Engine, EngineConfig, Grant, SessionFacts, TurnKind
 from mama_core.store import DbKey, Store
 from tests.conftest import TEST_KEY_HEX
+from ui.main_thread_gc import MainThreadCollector
 from ui.qt import QEventLoop, QtCore, QtWidgets
 
 UI_TESTS = Path(__file__).resolve().parent
@@ -94,12 +95,15 @@ def loop(qapp: QtWidgets.QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     qapp.setQuitOnLastWindowClosed(False)
     event_loop = QEventLoop(qapp)
     asyncio.set_event_loop(event_loop)
+    collector = MainThreadCollector.install()  # as ui.application.run does
     try:
         yield event_loop
     finally:
         event_loop.run_until_complete(event_loop.shutdown_asyncgens())
         event_loop.close()
         asyncio.set_event_loop(None)
+        collector.uninstall()
+        collector.deleteLater()
         release_qt_objects()
 
 
