@@ -181,7 +181,14 @@ class AgentControl(QtCore.QObject):
         host = self.host
         if host is None or not host.running:
             return
-        status = await host.status()
+        try:
+            status = await host.status()
+        except RuntimeError:
+            # Stopped while it answered (Settings restarting the agent, Quit): its
+            # database thread is gone, and the next host shows its own state.
+            if host is self.host and host.running:
+                raise
+            return
         self.tray.set_agent_status(status_line(status))
         self.tray.set_trouble(status.problem)
         self.tray.set_paused(status.paused)
