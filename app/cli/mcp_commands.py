@@ -57,6 +57,7 @@ def mcp(db: Path | None, project: str | None, allow_global: bool) -> None:
     from app.mcp.dev_memory import dev_memory_path, open_engine
     from app.mcp.project_scope import claims_folder, resolve_binding
     from app.mcp.server import run_stdio
+    from app.team.reach import TeamReach
 
     paths = _paths()
     setup_file_logging(paths.home / "logs" / "mcp.log")
@@ -75,7 +76,7 @@ def mcp(db: Path | None, project: str | None, allow_global: bool) -> None:
             engine.catch_up_vectors()
             return engine
 
-        run_stdio(opener, binding)
+        run_stdio(opener, binding, TeamReach.for_home(paths.home))
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True})

@@ -49,9 +49,14 @@ from app.present.catalog_tools import (
     refused,
     result_text,
 )
+from app.team.errors import TeamError
+from app.team.reach import TeamReach
+from app.team.scopes import is_team_scope
 from mama_core.errors import InvalidInputError, MamaError, UnknownActionError
-from mama_core.memory import CATALOG, Engine
-from mama_core.memory.results import ActionResult, CheckpointEntry
+from mama_core.memory import CATALOG, Engine, Grant, SessionFacts
+from mama_core.memory.dispatcher import parse_input
+from mama_core.memory.inputs import SearchInput
+from mama_core.memory.results import ActionResult, CheckpointEntry, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +76,55 @@ class CheckpointLoadResult(ActionResult):
     checkpoint: CheckpointEntry | None
 
 
+class TeamHitResult(ActionResult):
+    """One team memory (``mama team``): its id is the team store's, not a personal one."""
+
+    store: str
+    """Always ``team``."""
+    id: int
+    kind: str
+    summary: str
+    topic: str
+    scopes: list[str]
+    author: str
+    """The member role that saved it."""
+    score: float
+
+
+class McpSearchResult(SearchResult):
+    """search: the personal results, and for a MAMA that joined a team its team's too."""
+
+    team_results: list[TeamHitResult] | None = None
+    """Team memories this member may read (only after ``mama team join``)."""
+    team_reachable: bool | None = None
+    team_note: str | None = None
+    """Why team results are left out, when the team store cannot be reached."""
+
+
+SEARCH_DESCRIPTION = (
+    CATALOG.actions["memory.search"].description
+    + " After `mama team join`, team memories this member may read come back as"
+    " team_results (their ids are the team store's; get and retire take personal ids);"
+    " scopes team:NAME search only the team."
+)
+
+
+class TeamSaveNotAnAgentsError(TeamError):
+    """An agent's save into a team scope: every teammate's agent would believe it at once,
+    with no review; the owner saves there (``mama remember --scope team:…``)."""
+
+    code = "team_save_by_owner_only"
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     catalog_tool(CATALOG, "memory.save", name="save"),
-    catalog_tool(CATALOG, "memory.search", name="search"),
+    catalog_tool(
+        CATALOG,
+        "memory.search",
+        name="search",
+        description=SEARCH_DESCRIPTION,
+        output_schema=McpSearchResult.model_json_schema(mode="serialization"),
+    ),
     catalog_tool(CATALOG, "memory.read", name="get"),
     catalog_tool(CATALOG, "memory.update_outcome", name="update_outcome"),
     catalog_tool(CATALOG, "memory.retire", name="retire"),
@@ -145,11 +196,12 @@ class EngineSlot:
 
 @dataclass(frozen=True)
 class McpContext:
-    """What every handler gets: the engine (maybe still opening) and the scopes this
-    process is bound to."""
+    """What every handler gets: the engine (maybe still opening), the scopes this
+    process is bound to, and the team store when this MAMA joined one."""
 
     engine: EngineSlot
     binding: ProjectBinding
+    team: TeamReach | None = None
 
 
 def server_version() -> str:
@@ -202,10 +254,11 @@ async def call_tool(
     client: ClientIdentity,
     name: str,
     arguments: Mapping[str, Any] | None,
+    team: TeamReach | None = None,
 ) -> types.CallToolResult:
     """Run tool ``name`` for ``client``; every failure becomes an error result."""
     try:
-        called = await _run(engine, binding, client, name, dict(arguments or {}))
+        called = await _run(engine, binding, client, name, dict(arguments or {}), team)
     except MamaError as exc:
         called = refused(name, exc)
     except Exception:
@@ -235,6 +288,7 @@ async def _run(
     client: ClientIdentity,
     name: str,
     payload: dict[str, Any],
+    team: TeamReach | None = None,
 ) -> ToolCall:
     spec = TOOLS_BY_NAME.get(name)
     if spec is None:
@@ -244,6 +298,10 @@ async def _run(
         )
     session = client.session_facts()
     grant = binding.grant()
+    if spec.name == "save":
+        _refuse_team_scopes(payload)
+    if spec.name == "search" and (team is not None or _team_scopes(payload)):
+        return ToolCall(name, await _search_with_team(engine, team, payload, session, grant), False)
     if spec.name != "checkpoint_load":
         result = await engine.dispatch_async(spec.action, payload, session, grant)
         return ToolCall(name, result, False)
@@ -261,13 +319,82 @@ async def _run(
     return ToolCall(name, {"checkpoint": None}, False)
 
 
-def build_server(engine: Engine | EngineSlot, binding: ProjectBinding) -> Server[McpContext]:
-    """An MCP server over ``engine`` bound to ``binding``; the caller owns the engine."""
+def _team_scopes(payload: Mapping[str, Any]) -> list[str]:
+    scopes = payload.get("scopes")
+    if not isinstance(scopes, list):
+        return []
+    return [s for s in cast(list[Any], scopes) if isinstance(s, str) and is_team_scope(s)]
+
+
+def _refuse_team_scopes(payload: Mapping[str, Any]) -> None:
+    asked = _team_scopes(payload)
+    if asked:
+        raise TeamSaveNotAnAgentsError(
+            f"a coding agent does not save into {', '.join(asked)}: a team memory is "
+            "believed by every teammate's agent at once, without review. Save it to this "
+            "project and ask the owner to share it (`mama remember --scope "
+            f"{asked[0]}`).",
+            details={"scopes": asked},
+        )
+
+
+async def _search_with_team(
+    engine: Engine,
+    team: TeamReach | None,
+    payload: dict[str, Any],
+    session: SessionFacts,
+    grant: Grant,
+) -> dict[str, Any]:
+    """The personal search and the team's, side by side: ``scopes`` naming only team
+    scopes search only the team, only personal ones only this store. The team being away
+    leaves its results out with a note; it never fails the personal search."""
+    team_scopes = _team_scopes(payload)
+    scopes = payload.get("scopes")
+    personal_scopes = (
+        None
+        if scopes is None
+        else [s for s in cast(list[Any], scopes) if s not in team_scopes]
+        if isinstance(scopes, list)
+        else scopes  # not a list: the personal search refuses it
+    )
+    personal_payload = {**payload, "scopes": personal_scopes or None}
+    parsed = parse_input(SearchInput, **personal_payload)  # invalid_input, as search says it
+    if team_scopes and team is None:
+        from app.team.errors import NotJoinedError
+
+        raise NotJoinedError(
+            "this MAMA has not joined a team, so there is no team memory to search: "
+            "the owner runs `mama team join STRING`."
+        )
+    result: dict[str, Any] = {"results": [], "count": 0}
+    if personal_scopes or not team_scopes:
+        result = await engine.dispatch_async("memory.search", personal_payload, session, grant)
+    if team is not None and (team_scopes or not personal_scopes):
+        found = await anyio.to_thread.run_sync(
+            team.search,
+            engine.embedder,
+            parsed.query,
+            parsed.limit,
+            team_scopes,
+            [str(k) for k in parsed.kinds or ()],
+        )
+        result["team_results"] = [hit.to_wire() for hit in found.hits]
+        result["team_reachable"] = found.away is None
+        if found.away is not None:
+            result["team_note"] = f"{found.away} (team results left out; personal ones shown)"
+    return result
+
+
+def build_server(
+    engine: Engine | EngineSlot, binding: ProjectBinding, team: TeamReach | None = None
+) -> Server[McpContext]:
+    """An MCP server over ``engine`` bound to ``binding`` (and ``team``, the team store
+    of a MAMA that joined one); the caller owns the engine."""
     slot = engine if isinstance(engine, EngineSlot) else EngineSlot(engine)
 
     @asynccontextmanager
     async def lifespan(_server: Server[McpContext]) -> AsyncIterator[McpContext]:
-        yield McpContext(slot, binding)
+        yield McpContext(slot, binding, team)
 
     async def on_list_tools(
         ctx: ServerRequestContext[McpContext], params: types.PaginatedRequestParams | None
@@ -284,7 +411,9 @@ def build_server(engine: Engine | EngineSlot, binding: ProjectBinding) -> Server
             engine = await state.engine.get()
         except MamaError as exc:
             return tool_result(refused(params.name, exc))
-        return await call_tool(engine, state.binding, client, params.name, params.arguments)
+        return await call_tool(
+            engine, state.binding, client, params.name, params.arguments, state.team
+        )
 
     return Server(
         SERVER_NAME,
@@ -297,7 +426,9 @@ def build_server(engine: Engine | EngineSlot, binding: ProjectBinding) -> Server
     )
 
 
-async def serve_stdio(opener: Callable[[], Engine], binding: ProjectBinding) -> None:
+async def serve_stdio(
+    opener: Callable[[], Engine], binding: ProjectBinding, team: TeamReach | None = None
+) -> None:
     """Serve one client over this process's stdin and stdout until it hangs up, the
     engine opening (``opener``, in a worker thread) while the server already answers.
 
@@ -307,7 +438,7 @@ async def serve_stdio(opener: Callable[[], Engine], binding: ProjectBinding) -> 
     (a first model build) reaches the wire.
     """
     slot = EngineSlot()
-    server = build_server(slot, binding)
+    server = build_server(slot, binding, team)
     log.info("serving MCP on stdio, bound to %s", binding.describe())
     with claimed_stdin() as raw_stdin:
         lines = screened_lines(raw_stdin)
@@ -324,6 +455,8 @@ async def serve_stdio(opener: Callable[[], Engine], binding: ProjectBinding) -> 
         # what it opened, never while it is still being opened.
 
 
-def run_stdio(opener: Callable[[], Engine], binding: ProjectBinding) -> None:
+def run_stdio(
+    opener: Callable[[], Engine], binding: ProjectBinding, team: TeamReach | None = None
+) -> None:
     """``serve_stdio`` on a fresh event loop (the command line's entry)."""
-    anyio.run(serve_stdio, opener, binding)
+    anyio.run(serve_stdio, opener, binding, team)

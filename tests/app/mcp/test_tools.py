@@ -43,7 +43,12 @@ async def test_tools_are_the_catalog_actions_with_their_schemas(
             assert tool.input_schema["properties"] == {}
             continue
         assert tool.input_schema == engine.catalog.json_schema(spec.action)
-        assert tool.description == engine.catalog.actions[spec.action].description
+        catalog_words = engine.catalog.actions[spec.action].description
+        if spec.name == "search":  # the catalog's words, then what team results are
+            assert tool.description.startswith(catalog_words + " ")
+            assert "team_results" in tool.description
+        else:
+            assert tool.description == catalog_words
         assert not engine.catalog.actions[spec.action].owner_only
 
 
