@@ -7,7 +7,8 @@ agent: malformed input, a missing store, a missing key or any internal error
 all end in silence and exit status 0 (details go to the log file).
 
 - ``session-start``: the project's latest checkpoint and its active guidance,
-  bounded, as ``hookSpecificOutput.additionalContext``.
+  bounded, as ``hookSpecificOutput.additionalContext``; after ``mama team join``, also
+  the newest team memories the member may read (or one line: the team store is away).
 - ``pre-tool-use``: on ``Read``, up to three active decisions that name the
   file, once per file per session, as ``additionalContext``; skipped when the
   lookup would take more than its budget (150 ms, measured from the hook's
@@ -57,6 +58,9 @@ PRE_TOOL_USE_BUDGET_S = 0.150
 MAX_CHECKPOINT_SUMMARY_CHARS = 2000
 MAX_CHECKPOINT_STATE_CHARS = 2000
 MAX_DECISION_CHARS = 400
+MAX_TEAM_MEMORIES = 10
+TEAM_CONNECT_TIMEOUT_S = 2
+"""A session start waits at most this long for a team server that does not answer."""
 
 
 @dataclass(frozen=True)
@@ -119,17 +123,19 @@ def session_start(event: Mapping[str, Any], settings: HookSettings, started: flo
     forget_old_sessions(settings.paths.cache)
     binding = settings.binding(event)
     db_path = settings.db_path
-    if not db_path.is_file():
-        return ""
-    budget = Settings.load(settings.paths.settings).guidance_budget_tokens
-    with read_connection(db_path, dev_memory_key(db_path)) as conn:
-        checkpoint = latest_checkpoint(conn, binding)
-        guidance = guidance_text(conn, binding, budget)
     parts: list[str] = []
-    if checkpoint is not None:
-        parts.append(_render_checkpoint(checkpoint))
-    if guidance:
-        parts.append(guidance)
+    if db_path.is_file():
+        budget = Settings.load(settings.paths.settings).guidance_budget_tokens
+        with read_connection(db_path, dev_memory_key(db_path)) as conn:
+            checkpoint = latest_checkpoint(conn, binding)
+            guidance = guidance_text(conn, binding, budget)
+        if checkpoint is not None:
+            parts.append(_render_checkpoint(checkpoint))
+        if guidance:
+            parts.append(guidance)
+    team = _team_text(settings.paths)
+    if team:
+        parts.append(team)
     if not parts:
         return ""
     header = (
@@ -137,6 +143,35 @@ def session_start(event: Mapping[str, Any], settings: HookSettings, started: flo
         "checkpoint_save, checkpoint_load)."
     )
     return _additional_context("SessionStart", "\n\n".join([header, *parts]))
+
+
+def _team_text(paths: Paths) -> str:
+    """For a MAMA that joined a team: the newest team memories this member may read, or
+    the one line saying the team store is away ("" when it joined none)."""
+    from app.team.reach import TeamReach
+
+    try:
+        reach = TeamReach.for_home(paths.home, connect_timeout=TEAM_CONNECT_TIMEOUT_S)
+        if reach is None:
+            return ""
+        found = reach.latest(MAX_TEAM_MEMORIES)
+    except Exception:  # a damaged team.json must not silence the personal memory too
+        log.exception("session-start: the team memories could not be read")
+        return ""
+    if found.away is not None:
+        return f"Team memories left out: {_clip(found.away, MAX_DECISION_CHARS)}"
+    if not found.hits:
+        return ""
+    lines = [
+        "Team memories you may read, newest first (the team store's ids; search finds "
+        "more, as team_results):"
+    ]
+    lines.extend(
+        f"- [team #{hit.id}] {hit.kind} in {', '.join(hit.scopes)}, by {hit.author}: "
+        f"{_clip(' '.join(hit.summary.split()), MAX_DECISION_CHARS)}"
+        for hit in found.hits
+    )
+    return "\n".join(lines)
 
 
 def _render_checkpoint(checkpoint: CheckpointEntry) -> str:

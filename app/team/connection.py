@@ -30,11 +30,14 @@ _REFUSED = re.compile(
 )
 
 
-def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
-    """A connection to the team store, or ``team_unreachable`` in one line."""
+def connect(
+    url: str, *, autocommit: bool = False, timeout: int = CONNECT_TIMEOUT_SECONDS
+) -> psycopg.Connection[tuple[object, ...]]:
+    """A connection to the team store, or ``team_unreachable`` in one line after at most
+    ``timeout`` seconds (libpq's ``connect_timeout``: whole seconds, at least 2)."""
     check_url(url)
     try:
-        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=autocommit)
+        return psycopg.connect(url, connect_timeout=timeout, autocommit=autocommit)
     except psycopg.OperationalError as exc:
         if _REFUSED.search(str(exc)):
             raise CredentialsRefusedError(

@@ -24,7 +24,11 @@ from app.team.membership import load_membership, member_url
 from mama_core.embeddings.base import Embedder
 
 if TYPE_CHECKING:
+    from psycopg import Connection as PgConnection
+
     from app.team.store import TeamHit
+
+    Connection = PgConnection[tuple[object, ...]]
 
 AWAY_ERRORS = (
     TeamUnreachableError,  # and credentials refused
@@ -44,18 +48,19 @@ class TeamSearch:
 
 
 class TeamReach:
-    """Search the team store as this member, one short connection per search (the
+    """Read the team store as this member, one short connection per read (the
     credentials are read from the keyring then, so a re-join takes effect at once)."""
 
-    def __init__(self, url: Callable[[], str]) -> None:
+    def __init__(self, url: Callable[[], str], connect_timeout: int = 5) -> None:
         self._url = url
+        self._connect_timeout = connect_timeout
 
     @classmethod
-    def for_home(cls, home: Path) -> TeamReach | None:
+    def for_home(cls, home: Path, connect_timeout: int = 5) -> TeamReach | None:
         """The reach of the MAMA at ``home``, or None when it has not joined a team."""
         if load_membership(home) is None:
             return None
-        return cls(lambda: member_url(home))
+        return cls(lambda: member_url(home), connect_timeout)
 
     def search(
         self,
@@ -68,17 +73,34 @@ class TeamReach:
         """The best ``limit`` team memories this member may read (in ``scopes``, default
         all it was granted), the query embedded by ``embedder`` (the team's model); a bad
         scope is refused, an absent server is *away*."""
-        try:
-            from app.team.connection import connect
+
+        def read(conn: Connection) -> list[TeamHit]:
             from app.team.store import TeamStore
 
-            conn = connect(self._url())
+            return TeamStore(conn, embedder).search(query, limit, scopes, kinds)
+
+        return self._read(read)
+
+    def latest(self, limit: int) -> TeamSearch:
+        """The newest ``limit`` active team memories this member may read (no model)."""
+
+        def read(conn: Connection) -> list[TeamHit]:
+            from app.team.store import latest_memories
+
+            return latest_memories(conn, limit)
+
+        return self._read(read)
+
+    def _read(self, read: Callable[[Connection], list[TeamHit]]) -> TeamSearch:
+        try:
+            from app.team.connection import connect
+
+            conn = connect(self._url(), timeout=self._connect_timeout)
         except AWAY_ERRORS as exc:
             return TeamSearch((), f"{exc.code}: {exc.message}")
         try:
-            hits = TeamStore(conn, embedder).search(query, limit, scopes, kinds)
+            return TeamSearch(tuple(read(conn)))
         except AWAY_ERRORS as exc:
             return TeamSearch((), f"{exc.code}: {exc.message}")
         finally:
             conn.close()
-        return TeamSearch(tuple(hits))

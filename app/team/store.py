@@ -357,6 +357,24 @@ class TeamStore:
         return " ".join(p for p in (save.topic, save.summary, save.details) if p)
 
 
+def latest_memories(conn: psycopg.Connection[Any], limit: int) -> list[TeamHit]:
+    """The newest ``limit`` active memories this role may read: a listing, which needs
+    no model (each hit's score is 0)."""
+    try:
+        rows = conn.execute(
+            "SELECT id, kind, summary, topic, scopes, author FROM mama_team.memories "
+            "WHERE status = 'active' ORDER BY id DESC LIMIT %s",
+            (limit,),
+        ).fetchall()
+        conn.commit()
+    except psycopg.OperationalError as exc:  # the server went away mid-read
+        raise TeamUnreachableError(f"the team store stopped answering ({first_line(exc)})") from exc
+    return [
+        TeamHit(int(r[0]), str(r[1]), str(r[2]), str(r[3]), tuple(r[4]), str(r[5]), 0.0)
+        for r in rows
+    ]
+
+
 def event_fields(
     event_id: int,
     at: str,

@@ -37,6 +37,25 @@ class Mama:
             [str(MAMA), *args], check=False, capture_output=True, text=True, env=env, timeout=300
         )
 
+    def hook(self, name: str, event: dict[str, Any]) -> str:
+        """``mama hook NAME`` as Claude Code runs it: the event on stdin; its context."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MAMA_")}
+        env.update(self.keyring_env)
+        env.update(MAMA_HOME=str(self.home), MAMA_CACHE_DIR=str(self.cache))
+        done = subprocess.run(
+            [str(MAMA), "hook", name],
+            input=json.dumps(event),
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        if not done.stdout.strip():
+            return ""
+        return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+
     def ok(self, *args: str) -> str:
         result = self.run(*args)
         assert result.returncode == 0, result.stderr
@@ -227,18 +246,7 @@ def test_team_unreachable_personal_keeps_working(make_mama, team_db: str, unique
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    away = f"postgresql://mama_u_{unique}:pw@127.0.0.1:{port}/team"
-    account = f"team:{member.home.resolve()}"
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import keyring; keyring.set_password('mama', {account!r}, {away!r})",
-        ],
-        env={**os.environ, **member.keyring_env},
-        check=True,
-        timeout=60,
-    )
+    keep_in_keyring(member, f"postgresql://mama_u_{unique}:pw@127.0.0.1:{port}/team")
     result = member.run("search", "when are invoices paid")
     assert result.returncode == 0, result.stderr
     assert "[personal] #" in result.stdout and "first of the month" in result.stdout
@@ -282,3 +290,49 @@ def test_retire_and_purge_commands(make_mama, team_db: str, unique: str) -> None
     purged = admin.ok("team", "purge", str(old["memory_id"]))
     assert f"purged team memory #{old['memory_id']} (event 4)" in purged
     assert "team chain intact: 4 events" in admin.ok("team", "verify")
+
+
+def keep_in_keyring(member: Mama, url: str) -> None:
+    """Replace the member's kept join string (by another process, as a person's
+    keyring would be changed)."""
+    account = f"team:{member.home.resolve()}"
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import keyring; keyring.set_password('mama', {account!r}, {url!r})",
+        ],
+        env={**os.environ, **member.keyring_env},
+        check=True,
+        timeout=60,
+    )
+
+
+def test_a_coding_agents_session_start_shows_the_members_team_memories(
+    make_mama, team_db: str, unique: str, tmp_path: Path
+) -> None:
+    """The Claude Code plugin's session-start hook of a member: the newest team memories
+    it may read, never another team's; with the server away, one line says so."""
+    admin = make_mama("admin")
+    admin.ok("team", "init", team_db)
+    eng = joined(make_mama, admin, "eng", f"e_{unique}", "team:eng")
+    ops = joined(make_mama, admin, "ops", f"o_{unique}", "team:ops")
+    eng.ok("remember", "Releases ship on Thursdays", "--kind", "decision", "--scope", "team:eng")
+    ops.ok("remember", "The pager rotates on Mondays", "--kind", "decision", "--scope", "team:ops")
+    project = tmp_path / "orchard"
+    project.mkdir()
+    event = {"cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+
+    context = eng.hook("session-start", event)
+    assert "Releases ship on Thursdays" in context and "in team:eng, by mama_e_" in context
+    assert "pager" not in context
+    assert "pager" in ops.hook("session-start", event)  # the control: ops' own row shows
+    assert make_mama("loner").hook("session-start", event) == ""  # no team, no store: silence
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    keep_in_keyring(eng, f"postgresql://mama_e_{unique}:pw@127.0.0.1:{port}/team")
+    away = eng.hook("session-start", event)
+    assert "Team memories left out: team_unreachable: " in away
+    assert "Thursdays" not in away and ":pw@" not in away
