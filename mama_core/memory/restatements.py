@@ -22,27 +22,22 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from mama_core.memory.tombstone_match import near_duplicate, numbers_in_order
-from mama_core.memory.tombstones import normalise
+from mama_core.normal_text import normalise, said
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
 from mama_core.recall.lexical_query import build_lexical_query, quote_fts
 from mama_core.recall.stopwords import STOPWORDS
+from mama_core.recall.vector_cache import VectorCache
 from mama_core.scopes.bindings import bound_up_to, first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
 """A commitment's terms (who, to whom, by when) are its meaning, not its words: two
 "send the deck" commitments are two promises."""
-
-
-def said(summary: str, applies_when: str | None) -> str:
-    """The words a record's meaning is compared on: its summary and when it applies
-    ("Use tabs" in Go files is not "Use tabs" in Python files)."""
-    return f"{summary}. {applies_when}" if applies_when else summary
 
 
 WORD_OVERLAP = 0.5
@@ -201,6 +196,19 @@ def find_restatement(
         f"WHERE {live} ORDER BY j.id",
         [*source_params, model_id, *live_params],
     ).fetchall()
+    return _closest(rows, summary, applies_when, vector, threshold, swap_same_meaning)
+
+
+def _closest(
+    rows: Sequence[Any],
+    summary: str,
+    applies_when: str | None,
+    vector: np.ndarray | None,
+    threshold: float,
+    swap_same_meaning: float,
+) -> Restatement | None:
+    """Of ``rows`` ``(id, status, summary, applies_when, vector blob)``, in id order, the
+    one the save restates, the closest first."""
     text = said(summary, applies_when)
     normal = normalise(text)  # once, not once per candidate: it was most of a save's time
     best: Restatement | None = None
@@ -220,6 +228,118 @@ def find_restatement(
         if best is None or _closer(found, best):
             best = found
     return best
+
+
+CACHE_MARGIN = 0.02
+"""How far below the threshold the in-memory vectors' cosine may fall and the record
+still be read to compare (a float16 cache rounds; the comparison uses the stored
+float32 vector)."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """A record this transaction saved: the vector cache learns of it only at commit."""
+
+    judgment_id: int
+    kind: str
+    scopes: frozenset[str]
+    vector: np.ndarray
+
+
+class NearRecords:
+    """Where a save finds the records it may restate without reading its neighbourhood:
+    the engine's vector cache (every committed record, kept current from the writer's
+    change-sets) and the records the open transaction saved before it (a bulk import
+    saves hundreds in one, and each must see the ones before).
+
+    Used on the writer thread only. ``begin`` is called at each transaction's start
+    (a rolled-back transaction's records are forgotten with it)."""
+
+    def __init__(self, cache: Callable[[], VectorCache | None]) -> None:
+        self._cache = cache
+        self._written: list[Written] = []
+
+    def cache(self) -> VectorCache | None:
+        """The loaded vector cache, or None (no search or import loaded it yet)."""
+        return self._cache()
+
+    def begin(self) -> None:
+        self._written.clear()
+
+    def wrote(self, judgment_id: int, kind: str, scopes: Iterable[str], vector: np.ndarray) -> None:
+        """A save of the open transaction wrote this record."""
+        self._written.append(
+            Written(judgment_id, kind, frozenset(scopes), np.asarray(vector, dtype=np.float32))
+        )
+
+    @property
+    def written(self) -> Sequence[Written]:
+        return self._written
+
+
+def find_restatement_near(
+    conn: Connection,
+    near: NearRecords,
+    cache: VectorCache,
+    *,
+    kind: str,
+    scopes: Sequence[str],
+    summary: str,
+    applies_when: str | None,
+    said_key: str,
+    vector: np.ndarray,
+    model_id: str,
+    threshold: float,
+    swap_same_meaning: float,
+    statuses: Sequence[str],
+) -> Restatement | None:
+    """``find_restatement``'s answer found without reading the neighbourhood: the
+    records to compare are those whose vector the cache (or this transaction's earlier
+    saves) puts within ``CACHE_MARGIN`` of ``threshold``, those with the save's exact
+    words (``said_keys``, one index lookup), and any record newer than the cache that
+    this transaction did not write (another process's latest commit). Only those rows
+    are read, with their stored vectors, and compared as ``find_restatement`` does, so
+    a crowded neighbourhood is searched whole by meaning instead of by its words."""
+    if kind in NEVER_MERGED_KINDS or not scopes:
+        return None
+    wanted = frozenset(scopes)
+    floor = threshold - CACHE_MARGIN
+    ids, known = cache.close_rows(vector, kind, wanted, floor)
+    chosen = set(ids)
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    written: set[int] = set()
+    for record in near.written:
+        if record.judgment_id <= known:
+            continue  # committed and in the cache already
+        written.add(record.judgment_id)
+        if (
+            record.kind == kind
+            and record.scopes == wanted
+            and record.vector.shape == query.shape
+            and float(np.dot(record.vector, query)) >= floor
+        ):
+            chosen.add(record.judgment_id)
+    for (jid,) in conn.execute(
+        "SELECT id FROM judgments WHERE id > ? AND kind = ?", (known, kind)
+    ).fetchall():
+        if int(jid) not in written:
+            chosen.add(int(jid))
+    for (jid,) in conn.execute(
+        "SELECT judgment_id FROM said_keys WHERE said_key = ?", (said_key,)
+    ).fetchall():
+        chosen.add(int(jid))
+    if not chosen:
+        return None
+    same_scopes, scope_params = same_scopes_predicate("j", scopes)
+    rows = conn.execute(
+        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector "
+        "FROM json_each(?) AS c CROSS JOIN judgments AS j ON j.id = c.value "
+        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
+        "WHERE j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) "
+        f"AND {same_scopes} ORDER BY j.id",
+        [json.dumps(sorted(chosen)), model_id, kind, json.dumps(list(statuses)), *scope_params],
+    ).fetchall()
+    return _closest(rows, summary, applies_when, vector, threshold, swap_same_meaning)
 
 
 def _worded_candidates(

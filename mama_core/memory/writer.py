@@ -224,16 +224,24 @@ def append(conn: Connection, path: Path, command: Command, secret: StoreSecret) 
 
 
 def append_batch(
-    conn: Connection, path: Path, commands: list[Command], secret: StoreSecret
+    conn: Connection,
+    path: Path,
+    commands: list[Command],
+    secret: StoreSecret,
+    on_begin: Callable[[], None] | None = None,
 ) -> list[AppendResult]:
     """Apply ``commands`` in order in ONE transaction: each gets its own event and
     receipt, and if any fails none is written (an import is all or nothing).
+    ``on_begin`` is told when the transaction has begun (state kept for one
+    transaction, e.g. the saves it wrote, starts empty).
 
     One commit (one fsync) for many records is what makes a bulk import fast.
     """
     results: list[AppendResult] = []
     try:
         conn.execute("BEGIN IMMEDIATE")
+        if on_begin is not None:
+            on_begin()
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for command in commands:
             results.append(_apply(conn, command, secret))
@@ -352,11 +360,13 @@ class Writer:
         secret: StoreSecret,
         feed: CommitFeed | None = None,
         on_head: HeadSink | None = None,
+        on_begin: Callable[[], None] | None = None,
     ) -> None:
         self._conn = conn
         self._path = path
         self._secret = secret
         self._on_head = on_head
+        self._on_begin = on_begin
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
         self.feed = feed or CommitFeed()
 
@@ -379,7 +389,7 @@ class Writer:
 
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
         with self.feed.writing():
-            results = append_batch(self._conn, self._path, commands, self._secret)
+            results = append_batch(self._conn, self._path, commands, self._secret, self._on_begin)
             for index, (command, result) in enumerate(zip(commands, results, strict=True)):
                 if result.changes is None:
                     continue

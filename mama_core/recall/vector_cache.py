@@ -140,6 +140,7 @@ class VectorCache:
         self._row_by_id = _Growable(np.int64)  # judgment id -> row, -1 where absent
         self._scope_rows: dict[str, _Growable] = {}
         self._scopes_of: dict[int, frozenset[str]] = {}
+        self._max_id = 0
 
     # --- loading and updating -------------------------------------------------
 
@@ -210,6 +211,7 @@ class VectorCache:
             until,
             vector is not None,
         )
+        self._max_id = max(self._max_id, jid)
         row_index = self._row_index(jid)
         if row_index < 0:
             row_index = self._ids.size
@@ -384,6 +386,43 @@ class VectorCache:
         else:
             scores = matvec(matrix[candidates], query)
         return top_k(all_ids[candidates], scores, k)
+
+    def close_rows(
+        self, vector: np.ndarray, kind: str, scopes: frozenset[str], floor: float
+    ) -> tuple[list[int], int]:
+        """``(ids, known_up_to)``: the judgments of ``kind`` bound to exactly ``scopes``,
+        not purged, whose vector's cosine with ``vector`` is at least ``floor`` (any
+        status: the caller re-reads each from the store); and the highest judgment id
+        this cache has read, past which it knows nothing (a save looks there itself).
+
+        What a save's restatement check asks instead of reading its neighbourhood's
+        rows and vectors: one product over the rows of the kind in the first scope."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.dim:
+            raise ValueError(f"vector has {query.shape[0]} dimensions, expected {self.dim}")
+        with self._lock:
+            known = self._max_id
+            first = self._scope_rows.get(min(scopes)) if scopes else None
+            if first is None or kind not in _KIND_CODE:
+                return [], known
+            n = self._ids.size
+            rows = first.view
+            keep = (
+                (self._kind.view[rows] == _KIND_CODE[kind])
+                & self._has_vector.view[rows]
+                & (self._status.view[rows] != _STATUS_CODE["purged"])
+            )
+            candidates = rows[keep]
+            matrix, all_ids = self._matrix.view[:n], self._ids.view[:n]
+            scopes_of = self._scopes_of
+        if candidates.size == 0:
+            return [], known
+        if candidates.size >= _FULL_PRODUCT_SHARE * n:
+            scores = matvec(matrix, query)[candidates]
+        else:
+            scores = matvec(matrix[candidates], query)
+        close = all_ids[candidates[scores >= floor]]
+        return [int(i) for i in close if scopes_of.get(int(i)) == scopes], known
 
     def mask(self, predicate: Predicate) -> np.ndarray:
         """Boolean per row: passes the predicate and has a vector."""

@@ -28,7 +28,7 @@ from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import load_visible
-from mama_core.memory.restatements import Restatement, find_restatement
+from mama_core.memory.restatements import Restatement, find_restatement, find_restatement_near
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
@@ -140,6 +140,8 @@ def _apply_save(
         involvement=involvement.value,
     )
     bind_scopes(tx.conn, judgment_id, scopes)
+    if env.near is not None:
+        env.near.wrote(judgment_id, inp.kind.value, scopes, vector)
     if terms is not None:
         commitments.write_terms(tx, judgment_id, terms)
     blob = vector.astype("<f4").tobytes()
@@ -191,6 +193,29 @@ def _restated(
     if not env.check_restatements or inp.replaces or inp.kind is Kind.COMMITMENT:
         return None
     owner = tx.session.acts_as_owner
+    statuses = ("active",) if owner else ("active", "proposed")
+    cache = None if env.near is None else env.near.cache()
+    if (
+        env.near is not None
+        and cache is not None
+        and cache.model_id == env.model_id
+        and cache.dim == vector.shape[0]
+    ):
+        return find_restatement_near(
+            tx.conn,
+            env.near,
+            cache,
+            kind=inp.kind.value,
+            scopes=scopes,
+            summary=inp.summary,
+            applies_when=inp.applies_when,
+            said_key=tx.secret.said_key(inp.summary, inp.applies_when),
+            vector=vector,
+            model_id=env.model_id,
+            threshold=env.restatement_threshold,
+            swap_same_meaning=env.swap_same_meaning,
+            statuses=statuses,
+        )
     return find_restatement(
         tx.conn,
         kind=inp.kind.value,
@@ -201,7 +226,7 @@ def _restated(
         model_id=env.model_id,
         threshold=env.restatement_threshold,
         swap_same_meaning=env.swap_same_meaning,
-        statuses=("active",) if owner else ("active", "proposed"),
+        statuses=statuses,
     )
 
 
