@@ -21,6 +21,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -230,20 +231,13 @@ def _closest(
     return best
 
 
+NEAR_SCAN = 1_000
+"""A neighbourhood of up to this many records is scored whole from the vector cache
+(copying 1,000 vectors and one product: well under a millisecond)."""
 CACHE_MARGIN = 0.02
 """How far below the threshold the in-memory vectors' cosine may fall and the record
 still be read to compare (a float16 cache rounds; the comparison uses the stored
 float32 vector)."""
-
-
-@dataclass(frozen=True)
-class Written:
-    """A record this transaction saved: the vector cache learns of it only at commit."""
-
-    judgment_id: int
-    kind: str
-    scopes: frozenset[str]
-    vector: np.ndarray
 
 
 class NearRecords:
@@ -257,24 +251,43 @@ class NearRecords:
 
     def __init__(self, cache: Callable[[], VectorCache | None]) -> None:
         self._cache = cache
-        self._written: list[Written] = []
+        self._ids: set[int] = set()
+        self._places: dict[tuple[str, frozenset[str]], tuple[list[int], list[np.ndarray]]] = {}
 
     def cache(self) -> VectorCache | None:
         """The loaded vector cache, or None (no search or import loaded it yet)."""
         return self._cache()
 
     def begin(self) -> None:
-        self._written.clear()
+        self._ids.clear()
+        self._places.clear()
 
     def wrote(self, judgment_id: int, kind: str, scopes: Iterable[str], vector: np.ndarray) -> None:
         """A save of the open transaction wrote this record."""
-        self._written.append(
-            Written(judgment_id, kind, frozenset(scopes), np.asarray(vector, dtype=np.float32))
-        )
+        ids, vectors = self._places.setdefault((kind, frozenset(scopes)), ([], []))
+        ids.append(judgment_id)
+        vectors.append(np.asarray(vector, dtype=np.float32).reshape(-1))
+        self._ids.add(judgment_id)
 
     @property
-    def written(self) -> Sequence[Written]:
-        return self._written
+    def written(self) -> AbstractSet[int]:
+        """The records the open transaction saved."""
+        return self._ids
+
+    def close(
+        self, vector: np.ndarray, kind: str, scopes: frozenset[str], floor: float, after: int
+    ) -> list[int]:
+        """The open transaction's records of ``kind`` in exactly ``scopes``, newer than
+        ``after``, whose cosine with ``vector`` is at least ``floor``."""
+        place = self._places.get((kind, scopes))
+        if place is None:
+            return []
+        ids, vectors = place
+        shaped = [i for i, v in enumerate(vectors) if ids[i] > after and v.shape == vector.shape]
+        if not shaped:
+            return []
+        scores = np.stack([vectors[i] for i in shaped]) @ vector
+        return [ids[shaped[j]] for j in np.flatnonzero(scores >= floor)]
 
 
 def find_restatement_near(
@@ -292,33 +305,34 @@ def find_restatement_near(
     threshold: float,
     swap_same_meaning: float,
     statuses: Sequence[str],
+    scan_up_to: int = NEAR_SCAN,
+    ranked_matches: int = RANKED_MATCHES,
 ) -> Restatement | None:
     """``find_restatement``'s answer found without reading the neighbourhood: the
     records to compare are those whose vector the cache (or this transaction's earlier
     saves) puts within ``CACHE_MARGIN`` of ``threshold``, those with the save's exact
     words (``said_keys``, one index lookup), and any record newer than the cache that
     this transaction did not write (another process's latest commit). Only those rows
-    are read, with their stored vectors, and compared as ``find_restatement`` does, so
-    a crowded neighbourhood is searched whole by meaning instead of by its words."""
+    are read, with their stored vectors, and compared as ``find_restatement`` does.
+
+    A neighbourhood of up to ``scan_up_to`` records is scored whole (``SCAN_ALL``
+    rows were read whole before); a larger one only among the records the words find
+    (``_worded_candidates``, as ``find_restatement`` does past ``SCAN_ALL``)."""
     if kind in NEVER_MERGED_KINDS or not scopes:
         return None
     wanted = frozenset(scopes)
     floor = threshold - CACHE_MARGIN
-    ids, known = cache.close_rows(vector, kind, wanted, floor)
-    chosen = set(ids)
+    ids, known = cache.close_rows(vector, kind, wanted, floor, scan_up_to)
+    if ids is None:
+        # Too many to score on every save (a product over 40k rows is 5-10 ms): the
+        # words narrow it first, as find_restatement narrows a crowded neighbourhood.
+        words = _worded_candidates(conn, said(summary, applies_when), ranked_matches)
+        ids, known = cache.close_rows(vector, kind, wanted, floor, scan_up_to, among=words)
+    chosen = set(ids or ())
     query = np.asarray(vector, dtype=np.float32).reshape(-1)
-    written: set[int] = set()
-    for record in near.written:
-        if record.judgment_id <= known:
-            continue  # committed and in the cache already
-        written.add(record.judgment_id)
-        if (
-            record.kind == kind
-            and record.scopes == wanted
-            and record.vector.shape == query.shape
-            and float(np.dot(record.vector, query)) >= floor
-        ):
-            chosen.add(record.judgment_id)
+    chosen.update(near.close(query, kind, wanted, floor, known))
+    written = near.written
+    # Newer than the cache and not this transaction's: another process's latest commit.
     for (jid,) in conn.execute(
         "SELECT id FROM judgments WHERE id > ? AND kind = ?", (known, kind)
     ).fetchall():
