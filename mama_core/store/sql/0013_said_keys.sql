@@ -5,17 +5,19 @@
 -- short text cannot be found by trying every value). Derived from judgments, like the
 -- full-text indexes: kept by these triggers in the writer's own transaction, emptied of
 -- a record when it is purged. The save still compares the texts themselves.
+-- Safe to run again (a store put back to an older version re-runs what follows it).
 
-CREATE TABLE said_keys (
+CREATE TABLE IF NOT EXISTS said_keys (
     judgment_id INTEGER PRIMARY KEY REFERENCES judgments (id),
     said_key    TEXT NOT NULL
 ) STRICT;
 
-CREATE INDEX said_keys_by_key ON said_keys (said_key);
+CREATE INDEX IF NOT EXISTS said_keys_by_key ON said_keys (said_key);
 
-INSERT INTO said_keys (judgment_id, said_key)
+INSERT OR REPLACE INTO said_keys (judgment_id, said_key)
 SELECT id, mama_said_key(summary, applies_when) FROM judgments WHERE status != 'purged';
 
+DROP TRIGGER IF EXISTS said_keys_insert;
 CREATE TRIGGER said_keys_insert AFTER INSERT ON judgments
 WHEN NEW.status != 'purged'
 BEGIN
@@ -23,6 +25,7 @@ BEGIN
     VALUES (NEW.id, mama_said_key(NEW.summary, NEW.applies_when));
 END;
 
+DROP TRIGGER IF EXISTS said_keys_update;
 CREATE TRIGGER said_keys_update AFTER UPDATE OF summary, applies_when, status ON judgments
 WHEN NEW.summary IS NOT OLD.summary
     OR NEW.applies_when IS NOT OLD.applies_when
