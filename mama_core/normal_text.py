@@ -3,8 +3,8 @@
 ``normalise`` is what "the same text" means to tombstones, evidence and restatements
 (NFKC, casefold, punctuation removed, whitespace collapsed). It lives here, below the
 store, because the store keeps a keyed hash of each record's normalised words
-(``said_keys``, filled by a trigger through ``mama_said_key``), so a save finds a record
-that says exactly the same with one index lookup.
+(``said_keys``: the writer keeps it, ``mama_said_key`` fills it in an older store), so a
+save finds a record that says exactly the same with one index lookup.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ commitment's source observations)."""
 
 DERIVED = frozenset({"judgments_fts", "judgments_trigram", "said_keys"})
 """Indexes rebuilt from ``judgments``; FTS5's integrity-check compares the full-text
-ones. ``said_keys`` (a keyed hash of each record's normalised words, kept by triggers)
+ones. ``said_keys`` (a keyed hash of each record's normalised words, kept by the writer)
 only points a save at records to compare: the save compares their texts itself."""
 
 CHAIN_ITSELF = frozenset({"events", "meta"})

@@ -147,7 +147,14 @@ class Tx:
                 digest,
             ),
         )
-        return int(cursor.lastrowid or 0), digest
+        judgment_id = int(cursor.lastrowid or 0)
+        # Derived, like the full-text rows: lets a save find these exact words by one
+        # index lookup (``restatements``); gone again when the record is purged.
+        self.conn.execute(
+            "INSERT INTO said_keys (judgment_id, said_key) VALUES (?, ?)",
+            (judgment_id, self.secret.said_key(summary, applies_when)),
+        )
+        return judgment_id, digest
 
     def add_edge(self, src_id: int, dst_id: int, kind: str, reason: str | None = None) -> int:
         """Relate two judgments by this command's event (the one ``INSERT INTO edges``);
@@ -175,6 +182,8 @@ class Tx:
             f"UPDATE judgments SET {assignments} WHERE id = ?",
             (new, *columns.values(), judgment_id),
         )
+        if new == "purged":  # the text is erased (a record's text changes only so)
+            self.conn.execute("DELETE FROM said_keys WHERE judgment_id = ?", (judgment_id,))
         transition: dict[str, Any] = {"id": judgment_id, "from": old, "to": new}
         for name in ("valid_until", "involvement", "superseded_by"):
             if name in columns:

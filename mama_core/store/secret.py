@@ -30,7 +30,7 @@ KEYED_FUNCTION = "mama_keyed"
 purged row's erased key (an erased observation's external id) without the text."""
 SAID_KEY_FUNCTION = "mama_said_key"
 """``mama_said_key(summary, applies_when)``: a record's ``said_keys`` key (``said_key``),
-for the trigger that keeps that index."""
+for the migration that fills that index in an older store."""
 
 
 class StoreSecret:

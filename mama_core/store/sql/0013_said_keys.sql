@@ -3,8 +3,10 @@
 -- neighbourhood: said_keys holds, per record not purged, the keyed hash of its
 -- normalised summary and "applies when" (mama_said_key, under the store secret, so a
 -- short text cannot be found by trying every value). Derived from judgments, like the
--- full-text indexes: kept by these triggers in the writer's own transaction, emptied of
--- a record when it is purged. The save still compares the texts themselves.
+-- full-text indexes: the writer adds a record's key with the record (Tx.append_judgment)
+-- and deletes it when the record is purged, in the same transaction (no trigger: a
+-- trigger calling a MAMA function would make judgments unwritable to plain SQL, which
+-- verify must be able to catch). The save still compares the texts themselves.
 -- Safe to run again (a store put back to an older version re-runs what follows it).
 
 CREATE TABLE IF NOT EXISTS said_keys (
@@ -16,22 +18,3 @@ CREATE INDEX IF NOT EXISTS said_keys_by_key ON said_keys (said_key);
 
 INSERT OR REPLACE INTO said_keys (judgment_id, said_key)
 SELECT id, mama_said_key(summary, applies_when) FROM judgments WHERE status != 'purged';
-
-DROP TRIGGER IF EXISTS said_keys_insert;
-CREATE TRIGGER said_keys_insert AFTER INSERT ON judgments
-WHEN NEW.status != 'purged'
-BEGIN
-    INSERT INTO said_keys (judgment_id, said_key)
-    VALUES (NEW.id, mama_said_key(NEW.summary, NEW.applies_when));
-END;
-
-DROP TRIGGER IF EXISTS said_keys_update;
-CREATE TRIGGER said_keys_update AFTER UPDATE OF summary, applies_when, status ON judgments
-WHEN NEW.summary IS NOT OLD.summary
-    OR NEW.applies_when IS NOT OLD.applies_when
-    OR (NEW.status = 'purged') IS NOT (OLD.status = 'purged')
-BEGIN
-    DELETE FROM said_keys WHERE judgment_id = NEW.id;
-    INSERT INTO said_keys (judgment_id, said_key)
-    SELECT NEW.id, mama_said_key(NEW.summary, NEW.applies_when) WHERE NEW.status != 'purged';
-END;

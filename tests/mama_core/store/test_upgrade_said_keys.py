@@ -39,11 +39,9 @@ def test_records_saved_before_0013_get_their_keys_and_verify(
                 for s, w in texts
             ]
             engine.dispatch("memory.purge", {"id": ids[2], "reason": "test"}, OWNER, OWNER_GRANT)
-        assert set(_keys(store)) == set(ids[:2])  # control: the triggers keep the index
+        assert set(_keys(store)) == set(ids[:2])  # control: the writer keeps the index
         # Put the store back as it was before 0013.
-        store.conn.executescript(
-            "DROP TRIGGER said_keys_insert; DROP TRIGGER said_keys_update; DROP TABLE said_keys;"
-        )
+        store.conn.execute("DROP TABLE said_keys")
         store.conn.execute(f"PRAGMA user_version = {SAID_KEYS_MIGRATION - 1}")
         assert store.schema_version == SAID_KEYS_MIGRATION - 1
 
