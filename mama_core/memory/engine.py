@@ -374,6 +374,11 @@ class Engine:
             self.purge_retry.poke()
 
     def _refresh_cache(self, cache: VectorCache, changes: ChangeSet) -> None:
+        if self._writer.on_writer_thread():
+            # This writer's own commit: its connection just wrote these pages and still
+            # holds them, where a reader decrypts them again from the WAL (~0.6 ms a save).
+            cache.apply_changeset(self.store.conn, changes)
+            return
         with self._readers.borrow() as conn:
             cache.apply_changeset(conn, changes)
 

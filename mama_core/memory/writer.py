@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -376,6 +377,7 @@ class Writer:
         self._secret = secret
         self._on_head = on_head
         self._on_begin = on_begin
+        self._thread_id: int | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
         self.feed = feed or CommitFeed()
 
@@ -396,7 +398,13 @@ class Writer:
         """Finish queued mutations and stop the thread."""
         self._executor.shutdown(wait=True)
 
+    def on_writer_thread(self) -> bool:
+        """Whether the caller runs on the writer thread (e.g. a change-set subscriber
+        told of this writer's own commit, which may read with the writer's connection)."""
+        return self._thread_id == threading.get_ident()
+
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
+        self._thread_id = threading.get_ident()
         with self.feed.writing():
             results = append_batch(self._conn, self._path, commands, self._secret, self._on_begin)
             for index, (command, result) in enumerate(zip(commands, results, strict=True)):
