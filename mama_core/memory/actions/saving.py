@@ -189,7 +189,11 @@ def _restated(
     something new about its targets, and a commitment is its terms, so neither is
     matched. The owner's save is compared with beliefs only (a proposal the owner
     restates is the owner's own word now); anyone else's with waiting proposals too,
-    so an agent saying a thing again does not fill the review queue."""
+    so an agent saying a thing again does not fill the review queue.
+
+    With the engine's vector cache loaded (a search or a large import loaded it) the
+    candidates come from memory and an index of exact words (``find_restatement_near``);
+    otherwise the neighbourhood is read from the store (``find_restatement``)."""
     if not env.check_restatements or inp.replaces or inp.kind is Kind.COMMITMENT:
         return None
     owner = tx.session.acts_as_owner
