@@ -217,8 +217,10 @@ CORE_BOTTOM = (
     "mama_core.scopes.bindings",
     "mama_core.errors",
     "mama_core.store",
+    "mama_core.normal_text",
 )
-"""Modules (or packages) at the bottom of mama_core: they import only each other."""
+"""Modules (or packages) at the bottom of mama_core: they import only each other
+(``normal_text``: what "the same text" means, which the store keeps a keyed hash of)."""
 
 
 def test_recall_never_imports_memory() -> None:

@@ -180,8 +180,10 @@ COVERED_BY_ROWS = frozenset({"tombstone_scopes", "scopes", "commitment_sources"}
 """Tables whose rows enter the digests of others (scope names, tombstone scopes, a
 commitment's source observations)."""
 
-DERIVED = frozenset({"judgments_fts", "judgments_trigram"})
-"""Indexes rebuilt from ``judgments``; FTS5's integrity-check compares them."""
+DERIVED = frozenset({"judgments_fts", "judgments_trigram", "said_keys"})
+"""Indexes rebuilt from ``judgments``; FTS5's integrity-check compares the full-text
+ones. ``said_keys`` (a keyed hash of each record's normalised words, kept by the writer)
+only points a save at records to compare: the save compares their texts itself."""
 
 CHAIN_ITSELF = frozenset({"events", "meta"})
 """The chain, and the store id its secret is derived from."""

@@ -30,6 +30,7 @@ from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
 from mama_core.memory import ownership
 from mama_core.memory.config import EngineConfig
+from mama_core.memory.restatements import NearRecords
 from mama_core.memory.results import ActionResult
 from mama_core.memory.secrets_scan import find_secret, refuse_secrets
 from mama_core.memory.writer import Applied, Command, Tx
@@ -86,6 +87,9 @@ class Env:
     memory (and not told apart by its words) restates it (``restatements``)."""
     check_restatements: bool = True
     """``EngineConfig.check_restatements``."""
+    near: NearRecords | None = None
+    """Where a save finds the records it may restate from memory (the vector cache and
+    the open transaction's saves); None, or no cache loaded: it reads them instead."""
     replies: ReplyReader = no_replies
     """The app's read of what was sent back for an input (``Engine``'s ``replies``)."""
 

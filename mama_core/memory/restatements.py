@@ -21,28 +21,24 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from mama_core.memory.tombstone_match import near_duplicate, numbers_in_order
-from mama_core.memory.tombstones import normalise
+from mama_core.normal_text import normalise, said
 from mama_core.recall.lexical_arm import TRIGRAM_TABLE, WORD_TABLE
 from mama_core.recall.lexical_query import build_lexical_query, quote_fts
 from mama_core.recall.stopwords import STOPWORDS
+from mama_core.recall.vector_cache import VectorCache
 from mama_core.scopes.bindings import bound_up_to, first_scope_rows, same_scopes_predicate
 from mama_core.store.connection import Connection
 
 NEVER_MERGED_KINDS: frozenset[str] = frozenset({"commitment"})
 """A commitment's terms (who, to whom, by when) are its meaning, not its words: two
 "send the deck" commitments are two promises."""
-
-
-def said(summary: str, applies_when: str | None) -> str:
-    """The words a record's meaning is compared on: its summary and when it applies
-    ("Use tabs" in Go files is not "Use tabs" in Python files)."""
-    return f"{summary}. {applies_when}" if applies_when else summary
 
 
 WORD_OVERLAP = 0.5
@@ -201,6 +197,19 @@ def find_restatement(
         f"WHERE {live} ORDER BY j.id",
         [*source_params, model_id, *live_params],
     ).fetchall()
+    return _closest(rows, summary, applies_when, vector, threshold, swap_same_meaning)
+
+
+def _closest(
+    rows: Sequence[Any],
+    summary: str,
+    applies_when: str | None,
+    vector: np.ndarray | None,
+    threshold: float,
+    swap_same_meaning: float,
+) -> Restatement | None:
+    """Of ``rows`` ``(id, status, summary, applies_when, vector blob)``, in id order, the
+    one the save restates, the closest first."""
     text = said(summary, applies_when)
     normal = normalise(text)  # once, not once per candidate: it was most of a save's time
     best: Restatement | None = None
@@ -220,6 +229,131 @@ def find_restatement(
         if best is None or _closer(found, best):
             best = found
     return best
+
+
+NEAR_SCAN = 1_000
+"""A neighbourhood of up to this many records is scored whole from the vector cache
+(copying 1,000 vectors and one product: well under a millisecond)."""
+CACHE_MARGIN = 0.02
+"""How far below the threshold the in-memory vectors' cosine may fall and the record
+still be read to compare (a float16 cache rounds; the comparison uses the stored
+float32 vector)."""
+
+
+class NearRecords:
+    """Where a save finds the records it may restate without reading its neighbourhood:
+    the engine's vector cache (every committed record, kept current from the writer's
+    change-sets) and the records the open transaction saved before it (a bulk import
+    saves hundreds in one, and each must see the ones before).
+
+    Used on the writer thread only. ``begin`` is called at each transaction's start
+    (a rolled-back transaction's records are forgotten with it)."""
+
+    def __init__(self, cache: Callable[[], VectorCache | None]) -> None:
+        self._cache = cache
+        self._ids: set[int] = set()
+        self._places: dict[tuple[str, frozenset[str]], tuple[list[int], list[np.ndarray]]] = {}
+
+    def cache(self) -> VectorCache | None:
+        """The loaded vector cache, or None (no search or import loaded it yet)."""
+        return self._cache()
+
+    def begin(self) -> None:
+        self._ids.clear()
+        self._places.clear()
+
+    def wrote(self, judgment_id: int, kind: str, scopes: Iterable[str], vector: np.ndarray) -> None:
+        """A save of the open transaction wrote this record."""
+        ids, vectors = self._places.setdefault((kind, frozenset(scopes)), ([], []))
+        ids.append(judgment_id)
+        vectors.append(np.asarray(vector, dtype=np.float32).reshape(-1))
+        self._ids.add(judgment_id)
+
+    @property
+    def written(self) -> AbstractSet[int]:
+        """The records the open transaction saved."""
+        return self._ids
+
+    def close(
+        self, vector: np.ndarray, kind: str, scopes: frozenset[str], floor: float, after: int
+    ) -> list[int]:
+        """The open transaction's records of ``kind`` in exactly ``scopes``, newer than
+        ``after``, whose cosine with ``vector`` is at least ``floor``."""
+        place = self._places.get((kind, scopes))
+        if place is None:
+            return []
+        ids, vectors = place
+        shaped = [i for i, v in enumerate(vectors) if ids[i] > after and v.shape == vector.shape]
+        if not shaped:
+            return []
+        scores = np.stack([vectors[i] for i in shaped]) @ vector
+        return [ids[shaped[j]] for j in np.flatnonzero(scores >= floor)]
+
+
+def find_restatement_near(
+    conn: Connection,
+    near: NearRecords,
+    cache: VectorCache,
+    *,
+    kind: str,
+    scopes: Sequence[str],
+    summary: str,
+    applies_when: str | None,
+    said_key: str,
+    vector: np.ndarray,
+    model_id: str,
+    threshold: float,
+    swap_same_meaning: float,
+    statuses: Sequence[str],
+    scan_up_to: int = NEAR_SCAN,
+    ranked_matches: int = RANKED_MATCHES,
+) -> Restatement | None:
+    """``find_restatement``'s answer found without reading the neighbourhood: the
+    records to compare are those whose vector the cache (or this transaction's earlier
+    saves) puts within ``CACHE_MARGIN`` of ``threshold``, those with the save's exact
+    words (``said_keys``, one index lookup), and any record newer than the cache that
+    this transaction did not write (another process's latest commit). Only those rows
+    are read, with their stored vectors, and compared as ``find_restatement`` does.
+
+    A neighbourhood of up to ``scan_up_to`` records is scored whole (``SCAN_ALL``
+    rows were read whole before); a larger one only among the records the words find
+    (``_worded_candidates``, as ``find_restatement`` does past ``SCAN_ALL``)."""
+    if kind in NEVER_MERGED_KINDS or not scopes:
+        return None
+    wanted = frozenset(scopes)
+    floor = threshold - CACHE_MARGIN
+    ids, known = cache.close_rows(vector, kind, wanted, floor, scan_up_to)
+    if ids is None:
+        # Too many to score on every save (a product over 40k rows is 5-10 ms): the
+        # words narrow it first, as find_restatement narrows a crowded neighbourhood.
+        words = _worded_candidates(conn, said(summary, applies_when), ranked_matches)
+        ids, known = cache.close_rows(vector, kind, wanted, floor, scan_up_to, among=words)
+    chosen = set(ids or ())
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    chosen.update(near.close(query, kind, wanted, floor, known))
+    written = near.written
+    # Newer than the cache and not this transaction's: another process's latest commit.
+    for (jid,) in conn.execute(
+        "SELECT id FROM judgments WHERE id > ? AND kind = ?", (known, kind)
+    ).fetchall():
+        if int(jid) not in written:
+            chosen.add(int(jid))
+    for (jid,) in conn.execute(
+        "SELECT judgment_id FROM said_keys WHERE said_key = ?", (said_key,)
+    ).fetchall():
+        chosen.add(int(jid))
+    if not chosen:
+        return None
+    same_scopes, scope_params = same_scopes_predicate("j", scopes)
+    rows = conn.execute(
+        "SELECT j.id, j.status, j.summary, j.applies_when, e.vector "
+        "FROM json_each(?) AS c CROSS JOIN judgments AS j ON j.id = c.value "
+        "LEFT JOIN embeddings e ON e.judgment_id = j.id AND e.model_id = ? "
+        "WHERE j.kind = ? AND j.status IN (SELECT value FROM json_each(?)) "
+        f"AND {same_scopes} ORDER BY j.id",
+        [json.dumps(sorted(chosen)), model_id, kind, json.dumps(list(statuses)), *scope_params],
+    ).fetchall()
+    return _closest(rows, summary, applies_when, vector, threshold, swap_same_meaning)
 
 
 def _worded_candidates(

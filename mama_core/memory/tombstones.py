@@ -12,7 +12,6 @@ lists tombstones (``tombstone.list``) and lifts them (``tombstone.lift``).
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -24,30 +23,10 @@ from mama_core.errors import InvalidTransitionError, NotFoundError, TombstonedEr
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment
+from mama_core.normal_text import normalise
 from mama_core.scopes.bindings import ensure_scope_ids, scopes_of
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
-
-
-class _PunctuationToSpace(dict[int, str]):
-    """``str.translate`` table mapping every punctuation character (Unicode category
-    ``P*``) to a space, filled as characters are first seen: the lookups of characters
-    seen before stay in C, where a per-character ``unicodedata.category`` call in Python
-    was most of a save's restatement check (``bench.write``)."""
-
-    def __missing__(self, code: int) -> str:
-        value = " " if unicodedata.category(chr(code)).startswith("P") else chr(code)
-        self[code] = value
-        return value
-
-
-_PUNCTUATION_TO_SPACE = _PunctuationToSpace()
-
-
-def normalise(text: str) -> str:
-    """NFKC, casefold, punctuation removed, whitespace collapsed."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(folded.translate(_PUNCTUATION_TO_SPACE).split())
 
 
 def fingerprint(text: str, secret: StoreSecret | None = None) -> str:

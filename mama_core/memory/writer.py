@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -147,7 +148,14 @@ class Tx:
                 digest,
             ),
         )
-        return int(cursor.lastrowid or 0), digest
+        judgment_id = int(cursor.lastrowid or 0)
+        # Derived, like the full-text rows: lets a save find these exact words by one
+        # index lookup (``restatements``); gone again when the record is purged.
+        self.conn.execute(
+            "INSERT INTO said_keys (judgment_id, said_key) VALUES (?, ?)",
+            (judgment_id, self.secret.said_key(summary, applies_when)),
+        )
+        return judgment_id, digest
 
     def add_edge(self, src_id: int, dst_id: int, kind: str, reason: str | None = None) -> int:
         """Relate two judgments by this command's event (the one ``INSERT INTO edges``);
@@ -175,6 +183,8 @@ class Tx:
             f"UPDATE judgments SET {assignments} WHERE id = ?",
             (new, *columns.values(), judgment_id),
         )
+        if new == "purged":  # the text is erased (a record's text changes only so)
+            self.conn.execute("DELETE FROM said_keys WHERE judgment_id = ?", (judgment_id,))
         transition: dict[str, Any] = {"id": judgment_id, "from": old, "to": new}
         for name in ("valid_until", "involvement", "superseded_by"):
             if name in columns:
@@ -224,16 +234,24 @@ def append(conn: Connection, path: Path, command: Command, secret: StoreSecret) 
 
 
 def append_batch(
-    conn: Connection, path: Path, commands: list[Command], secret: StoreSecret
+    conn: Connection,
+    path: Path,
+    commands: list[Command],
+    secret: StoreSecret,
+    on_begin: Callable[[], None] | None = None,
 ) -> list[AppendResult]:
     """Apply ``commands`` in order in ONE transaction: each gets its own event and
     receipt, and if any fails none is written (an import is all or nothing).
+    ``on_begin`` is told when the transaction has begun (state kept for one
+    transaction, e.g. the saves it wrote, starts empty).
 
     One commit (one fsync) for many records is what makes a bulk import fast.
     """
     results: list[AppendResult] = []
     try:
         conn.execute("BEGIN IMMEDIATE")
+        if on_begin is not None:
+            on_begin()
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for command in commands:
             results.append(_apply(conn, command, secret))
@@ -352,11 +370,14 @@ class Writer:
         secret: StoreSecret,
         feed: CommitFeed | None = None,
         on_head: HeadSink | None = None,
+        on_begin: Callable[[], None] | None = None,
     ) -> None:
         self._conn = conn
         self._path = path
         self._secret = secret
         self._on_head = on_head
+        self._on_begin = on_begin
+        self._thread_id: int | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mama-writer")
         self.feed = feed or CommitFeed()
 
@@ -377,9 +398,15 @@ class Writer:
         """Finish queued mutations and stop the thread."""
         self._executor.shutdown(wait=True)
 
+    def on_writer_thread(self) -> bool:
+        """Whether the caller runs on the writer thread (e.g. a change-set subscriber
+        told of this writer's own commit, which may read with the writer's connection)."""
+        return self._thread_id == threading.get_ident()
+
     def _run_batch(self, commands: list[Command]) -> list[AppendResult]:
+        self._thread_id = threading.get_ident()
         with self.feed.writing():
-            results = append_batch(self._conn, self._path, commands, self._secret)
+            results = append_batch(self._conn, self._path, commands, self._secret, self._on_begin)
             for index, (command, result) in enumerate(zip(commands, results, strict=True)):
                 if result.changes is None:
                     continue

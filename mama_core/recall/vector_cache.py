@@ -140,6 +140,9 @@ class VectorCache:
         self._row_by_id = _Growable(np.int64)  # judgment id -> row, -1 where absent
         self._scope_rows: dict[str, _Growable] = {}
         self._scopes_of: dict[int, frozenset[str]] = {}
+        # (kind code, scope set) -> rows: a save's neighbourhood, for restatements
+        self._places: dict[tuple[int, frozenset[str]], _Growable] = {}
+        self._max_id = 0
 
     # --- loading and updating -------------------------------------------------
 
@@ -210,6 +213,7 @@ class VectorCache:
             until,
             vector is not None,
         )
+        self._max_id = max(self._max_id, jid)
         row_index = self._row_index(jid)
         if row_index < 0:
             row_index = self._ids.size
@@ -254,6 +258,14 @@ class VectorCache:
             rows.append(kept)
         for name in scopes - old:
             self._scope_rows.setdefault(name, _Growable(np.int64)).append([row_index])
+        kind = int(self._kind.data[row_index])
+        if old:
+            place = self._places[(kind, old)]
+            kept = place.view[place.view != row_index]
+            place.size = 0
+            place.append(kept)
+        if scopes:
+            self._places.setdefault((kind, scopes), _Growable(np.int64)).append([row_index])
         self._scopes_of[jid] = scopes
 
     # --- reading --------------------------------------------------------------
@@ -384,6 +396,50 @@ class VectorCache:
         else:
             scores = matvec(matrix[candidates], query)
         return top_k(all_ids[candidates], scores, k)
+
+    def close_rows(
+        self,
+        vector: np.ndarray,
+        kind: str,
+        scopes: frozenset[str],
+        floor: float,
+        scan_up_to: int,
+        among: Iterable[int] | None = None,
+    ) -> tuple[list[int] | None, int]:
+        """``(ids, known_up_to)``: the judgments of ``kind`` bound to exactly ``scopes``
+        (a save's neighbourhood), not purged, whose vector's cosine with ``vector`` is at
+        least ``floor`` (any status: the caller re-reads each from the store); and the
+        highest judgment id this cache has read, past which it knows nothing.
+
+        The whole neighbourhood is scored when it holds at most ``scan_up_to`` rows;
+        otherwise only its rows among ``among`` (ids found another way), and with no
+        ``among`` ``ids`` is None: too many to score, ask again with some. A save's
+        restatement check asks this instead of reading its neighbourhood's rows."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.dim:
+            raise ValueError(f"vector has {query.shape[0]} dimensions, expected {self.dim}")
+        with self._lock:
+            known = self._max_id
+            place = self._places.get((_KIND_CODE.get(kind, -1), scopes))
+            if place is None:
+                return [], known
+            rows = place.view
+            if rows.size > scan_up_to:
+                if among is None:
+                    return None, known
+                wanted = np.fromiter((int(i) for i in among), dtype=np.int64)
+                inside = wanted[(wanted >= 0) & (wanted < self._row_by_id.size)]
+                mapped = self._row_by_id.data[inside]
+                rows = np.intersect1d(rows, mapped[mapped >= 0])
+            rows = rows[
+                self._has_vector.view[rows] & (self._status.view[rows] != _STATUS_CODE["purged"])
+            ]
+            vectors = self._matrix.view[rows]  # a copy of at most scan_up_to rows
+            ids = self._ids.view[rows]
+        if ids.size == 0:
+            return [], known
+        scores = matvec(vectors, query)
+        return [int(i) for i in ids[scores >= floor]], known
 
     def mask(self, predicate: Predicate) -> np.ndarray:
         """Boolean per row: passes the predicate and has a vector."""

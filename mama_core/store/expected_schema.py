@@ -18,7 +18,7 @@ from mama_core.store.migrations import (
     schema_version,
     series_version,
 )
-from mama_core.store.secret import SEAL_FUNCTION
+from mama_core.store.secret import SAID_KEY_FUNCTION, SEAL_FUNCTION
 
 SchemaObjects = dict[tuple[str, str], str]
 """``(type, name) -> normalised SQL`` of each schema object."""
@@ -42,6 +42,7 @@ def expected_objects(
     conn = sqlcipher.connect(":memory:", isolation_level=None)
     try:
         conn.create_function(SEAL_FUNCTION, -1, lambda *_v: "")
+        conn.create_function(SAID_KEY_FUNCTION, 2, lambda *_v: "")
         for migration in load_migrations():
             if migration.version > version:
                 break

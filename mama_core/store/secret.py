@@ -18,6 +18,7 @@ import hashlib
 import hmac
 from typing import Any, cast
 
+from mama_core.normal_text import said_normal
 from mama_core.store import canonical_json
 from mama_core.store.connection import Connection
 from mama_core.store.keys import DbKey
@@ -27,6 +28,9 @@ SEAL_FUNCTION = "mama_seal"
 KEYED_FUNCTION = "mama_keyed"
 """``mama_keyed(values...)``: the keyed hash of the values, for SQL that must match a
 purged row's erased key (an erased observation's external id) without the text."""
+SAID_KEY_FUNCTION = "mama_said_key"
+"""``mama_said_key(summary, applies_when)``: a record's ``said_keys`` key (``said_key``),
+for the migration that fills that index in an older store."""
 
 
 class StoreSecret:
@@ -62,13 +66,19 @@ class StoreSecret:
         """Make ``mama_seal(...)`` available to the seal triggers on ``conn``."""
         conn.create_function(SEAL_FUNCTION, -1, self.seal, deterministic=True)
         conn.create_function(KEYED_FUNCTION, -1, self.keyed, deterministic=True)
+        conn.create_function(SAID_KEY_FUNCTION, 2, self.said_key, deterministic=True)
 
     def keyed(self, *values: object) -> str:
         """The keyed hash of ``values`` (the SQL function ``mama_keyed``)."""
         return self.hash(list(values))
 
+    def said_key(self, summary: str, applies_when: str | None) -> str:
+        """The keyed hash of a record's normalised words (``normal_text.said_normal``):
+        two records with the same key say exactly the same text."""
+        return self.hash_bytes(said_normal(summary, applies_when))
+
     def __repr__(self) -> str:
         return "StoreSecret(...)"
 
 
-__all__ = ["KEYED_FUNCTION", "SEAL_FUNCTION", "StoreSecret"]
+__all__ = ["KEYED_FUNCTION", "SAID_KEY_FUNCTION", "SEAL_FUNCTION", "StoreSecret"]

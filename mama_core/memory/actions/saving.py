@@ -28,7 +28,7 @@ from mama_core.memory.inputs import SaveInput
 from mama_core.memory.lifecycle import supersede
 from mama_core.memory.provenance import initial_status, involvement_of, provenance_of
 from mama_core.memory.records import load_visible
-from mama_core.memory.restatements import Restatement, find_restatement
+from mama_core.memory.restatements import Restatement, find_restatement, find_restatement_near
 from mama_core.memory.tombstones import refuse_if_tombstoned
 from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
@@ -140,6 +140,8 @@ def _apply_save(
         involvement=involvement.value,
     )
     bind_scopes(tx.conn, judgment_id, scopes)
+    if env.near is not None:
+        env.near.wrote(judgment_id, inp.kind.value, scopes, vector)
     if terms is not None:
         commitments.write_terms(tx, judgment_id, terms)
     blob = vector.astype("<f4").tobytes()
@@ -187,10 +189,37 @@ def _restated(
     something new about its targets, and a commitment is its terms, so neither is
     matched. The owner's save is compared with beliefs only (a proposal the owner
     restates is the owner's own word now); anyone else's with waiting proposals too,
-    so an agent saying a thing again does not fill the review queue."""
+    so an agent saying a thing again does not fill the review queue.
+
+    With the engine's vector cache loaded (a search or a large import loaded it) the
+    candidates come from memory and an index of exact words (``find_restatement_near``);
+    otherwise the neighbourhood is read from the store (``find_restatement``)."""
     if not env.check_restatements or inp.replaces or inp.kind is Kind.COMMITMENT:
         return None
     owner = tx.session.acts_as_owner
+    statuses = ("active",) if owner else ("active", "proposed")
+    cache = None if env.near is None else env.near.cache()
+    if (
+        env.near is not None
+        and cache is not None
+        and cache.model_id == env.model_id
+        and cache.dim == vector.shape[0]
+    ):
+        return find_restatement_near(
+            tx.conn,
+            env.near,
+            cache,
+            kind=inp.kind.value,
+            scopes=scopes,
+            summary=inp.summary,
+            applies_when=inp.applies_when,
+            said_key=tx.secret.said_key(inp.summary, inp.applies_when),
+            vector=vector,
+            model_id=env.model_id,
+            threshold=env.restatement_threshold,
+            swap_same_meaning=env.swap_same_meaning,
+            statuses=statuses,
+        )
     return find_restatement(
         tx.conn,
         kind=inp.kind.value,
@@ -201,7 +230,7 @@ def _restated(
         model_id=env.model_id,
         threshold=env.restatement_threshold,
         swap_same_meaning=env.swap_same_meaning,
-        statuses=("active",) if owner else ("active", "proposed"),
+        statuses=statuses,
     )
 
 

@@ -8,14 +8,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from mama_core.embeddings import GgufEmbedder
 from mama_core.memory import Engine, EngineConfig, NotGrantedError
 from mama_core.memory.restatements import (
+    NEAR_SCAN,
     RANKED_MATCHES,
     SCAN_ALL,
+    NearRecords,
     find_restatement,
+    find_restatement_near,
     same_meaning,
     words_overlap,
 )
@@ -313,3 +317,136 @@ def test_a_seed_that_turns_the_check_off_keeps_every_record(
         again = save(engine, THURSDAYS)
         assert again["status"] == "active" and "duplicate_of" not in again
         assert active_ids(engine) == [first["judgment_id"], again["judgment_id"]]
+
+
+def test_with_the_vector_cache_loaded_the_same_restatements_are_found(e5_engine: Engine) -> None:
+    """A long-running engine (its vector cache loaded by a search or an import) finds
+    the records a save may restate in memory: the Thursday case answers as above."""
+    e5_engine.recall()
+    assert e5_engine.vector_cache is not None  # the path under test: candidates from memory
+    first = save(e5_engine, THURSDAYS, scopes=["global"])
+    again = save(e5_engine, THURSDAYS, scopes=["global"])
+    reworded = save(e5_engine, "We ship on Thursday", scopes=["global"])
+    for receipt in (again, reworded):
+        assert receipt["code"] == "already_remembered"
+        assert receipt["duplicate_of"] == first["judgment_id"]
+    # Positive controls: another day, and the same words in another scope, are saved.
+    tuesdays = save(e5_engine, "We ship on Tuesdays", scopes=["global"])
+    elsewhere = save(e5_engine, THURSDAYS, scopes=["project:alpha"])
+    for receipt in (tuesdays, elsewhere):
+        assert receipt["status"] == "active" and "duplicate_of" not in receipt
+    assert active_ids(e5_engine) == [
+        first["judgment_id"],
+        tuesdays["judgment_id"],
+        elsewhere["judgment_id"],
+    ]
+
+
+def test_an_import_sees_its_own_earlier_saves_through_the_cache(e5_engine: Engine) -> None:
+    """In one transaction the cache knows nothing of the import's earlier saves (it
+    learns at commit): the writer keeps them for the saves after them."""
+    e5_engine.recall()
+    texts = [THURSDAYS, "Lunch is at noon", "We ship on Thursday", "We ship on Tuesdays"]
+    receipts = e5_engine.dispatch_batch(
+        "memory.save",
+        [{"kind": "fact", "summary": t, "scopes": ["global"]} for t in texts],
+        OWNER,
+        OWNER_GRANT,
+    )
+    first = receipts[0]["judgment_id"]
+    assert receipts[2]["code"] == "already_remembered" and receipts[2]["duplicate_of"] == first
+    assert all("duplicate_of" not in receipts[i] for i in (0, 1, 3))  # positive control
+    # Committed now: the next transaction finds it in the cache itself.
+    assert save(e5_engine, THURSDAYS, scopes=["global"])["duplicate_of"] == first
+
+
+def test_the_exact_words_are_found_by_their_keyed_hash(
+    e5_engine: Engine, e5_embedder: GgufEmbedder
+) -> None:
+    """A save whose vector is far from the record's (other details, say) but whose
+    normalised words are the same is found by one lookup of ``said_keys``."""
+    first = save(e5_engine, THURSDAYS)
+    save(e5_engine, "Lunch is at noon")
+    e5_engine.recall()
+    cache = e5_engine.vector_cache
+    assert cache is not None
+    scale = e5_embedder.score_scale
+    far = np.zeros(e5_embedder.dim, dtype=np.float32)
+    far[0] = 1.0  # no record's vector is near this one: only the words can match
+    secret = e5_engine.store.secret
+
+    def lookup(summary: str) -> int | None:
+        found = find_restatement_near(
+            e5_engine.store.conn,
+            NearRecords(lambda: cache),
+            cache,
+            kind="fact",
+            scopes=["global"],
+            summary=summary,
+            applies_when=None,
+            said_key=secret.said_key(summary, None),
+            vector=far,
+            model_id=e5_embedder.model_id,
+            threshold=scale.restatement_threshold,
+            swap_same_meaning=scale.swap_same_meaning,
+            statuses=["active"],
+        )
+        return None if found is None else found.judgment_id
+
+    assert lookup("we ship on THURSDAYS!") == first["judgment_id"]
+    assert lookup("We ship on Thursday") is None  # reworded: the vector's job, not the key's
+    # A purged record's key goes with its text.
+    e5_engine.dispatch(
+        "memory.purge", {"id": first["judgment_id"], "reason": "test"}, OWNER, OWNER_GRANT
+    )
+    keys = e5_engine.store.conn.execute(
+        "SELECT count(*) FROM said_keys WHERE judgment_id = ?", (first["judgment_id"],)
+    ).fetchone()[0]
+    assert keys == 0
+    assert lookup(THURSDAYS) is None
+
+
+def test_a_crowded_neighbourhood_in_the_cache_is_narrowed_by_the_words(
+    e5_engine: Engine, e5_embedder: GgufEmbedder
+) -> None:
+    first = save(e5_engine, THURSDAYS)
+    for text in ("The printer is on floor 2", "Lunch is at noon", "We ship on Tuesdays"):
+        save(e5_engine, text)
+    e5_engine.recall()
+    cache = e5_engine.vector_cache
+    assert cache is not None
+    scale = e5_embedder.score_scale
+
+    def lookup(summary: str, scan_up_to: int) -> int | None:
+        found = find_restatement_near(
+            e5_engine.store.conn,
+            NearRecords(lambda: cache),
+            cache,
+            kind="fact",
+            scopes=["global"],
+            summary=summary,
+            applies_when=None,
+            said_key=e5_engine.store.secret.said_key(summary, None),
+            vector=e5_embedder.embed_one(summary),
+            model_id=e5_embedder.model_id,
+            threshold=scale.restatement_threshold,
+            swap_same_meaning=scale.swap_same_meaning,
+            statuses=["active"],
+            scan_up_to=scan_up_to,
+        )
+        return None if found is None else found.judgment_id
+
+    # Scored whole, and narrowed to what the word index finds: the same answer.
+    for scan_up_to in (NEAR_SCAN, 0):
+        assert lookup("We ship on Thursday", scan_up_to) == first["judgment_id"]
+        assert lookup("We ship on Wednesdays", scan_up_to) is None
+    # Another kind, or other scopes, is another neighbourhood (positive control above).
+    assert (
+        cache.close_rows(
+            e5_embedder.embed_one(THURSDAYS), "decision", frozenset({"global"}), 0.0, 10
+        )[0]
+        == []
+    )
+    assert cache.close_rows(
+        e5_embedder.embed_one(THURSDAYS), "fact", frozenset({"global"}), 0.0, 10
+    )[0]
