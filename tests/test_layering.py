@@ -217,6 +217,7 @@ CORE_BOTTOM = (
     "mama_core.scopes.bindings",
     "mama_core.errors",
     "mama_core.store",
+    "mama_core.json_types",
 )
 """Modules (or packages) at the bottom of mama_core: they import only each other."""
 

@@ -28,6 +28,7 @@ from mama_core.action_registry import ACTIONS, ActionRegistry
 from mama_core.canonical import canonical_hash
 from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
+from mama_core.json_types import JsonObject
 from mama_core.memory import ownership
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.results import ActionResult
@@ -124,7 +125,7 @@ class ActionSpec(Generic[InputT]):
             raise TypeError(f"{self.name} is a read, not a mutation")
         return self.build(call, env)
 
-    def run_read(self, conn: Connection, call: Call[Any], env: Env) -> dict[str, Any]:
+    def run_read(self, conn: Connection, call: Call[Any], env: Env) -> JsonObject:
         """The result of ``call`` of this read on ``conn``, in its wire form."""
         result = self.run_read_result(conn, call, env)
         return result.to_wire() if isinstance(result, ActionResult) else result
@@ -237,7 +238,7 @@ def spec_for_input_type(model: type[InputT]) -> ActionSpec[InputT]:
 def command_for(
     call: Call[Any],
     apply: Callable[[Tx], Applied],
-    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None,
+    after_commit: Callable[[Connection], JsonObject | None] | None = None,
 ) -> Command:
     """The writer command that carries out ``call`` with ``apply``."""
     return Command(

@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from mama_core.errors import AlreadyRejectedError, NotFoundError
+from mama_core.json_types import JsonObject
 from mama_core.memory.actions.observation_reads import (
     COLUMNS,
     FACET_COLUMNS,
@@ -66,7 +67,7 @@ def check_evidence(conn: Connection, ids: Sequence[int], grant: Grant) -> None:
         )
 
 
-def stamp(provenance: dict[str, Any], ids: Iterable[int]) -> dict[str, Any]:
+def stamp(provenance: JsonObject, ids: Iterable[int]) -> JsonObject:
     """``provenance`` with the cited refs (sorted, once each); unchanged when none."""
     unique = sorted(set(ids))
     if unique:

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from mama_core.errors import OwnerTurnRequiredError
+from mama_core.json_types import JsonObject
 from mama_core.memory.inputs import ActionInput, MutationInput, Reason
 from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
@@ -154,7 +155,7 @@ def require_owner_turn(action: str, session: SessionFacts) -> None:
         )
 
 
-def latest_values(conn: Connection) -> dict[str, Any]:
+def latest_values(conn: Connection) -> JsonObject:
     """The value in force for each key (the latest row), parsed from JSON."""
     rows = conn.execute(
         "SELECT key, value FROM owner_settings WHERE id IN "

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mama_core.errors import InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import REGISTRY, Call, Env
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
@@ -147,7 +148,7 @@ def propose(tx: Tx, action: str, target: Judgment, inp: BaseModel) -> Applied:
     return Applied(target.id, event, receipt)
 
 
-def describe_setting_change(action: str, payload: dict[str, Any]) -> str:
+def describe_setting_change(action: str, payload: JsonObject) -> str:
     """``set your timezone to Pacific/Kiritimati: Bob asked`` or ``change the daily
     brief: off``: a proposed settings change in words."""
     why = f": {payload['reason']}" if payload.get("reason") else ""

@@ -9,9 +9,9 @@ out of the wire form unless the handler set it (``exclude_unset``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, JsonValue
+
+from mama_core.json_types import JsonObject
 
 
 class ActionResult(BaseModel):
@@ -19,7 +19,7 @@ class ActionResult(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         """The result as agents, MCP clients and ``--json`` see it (a fresh dict)."""
         return self.model_dump(mode="json", exclude_unset=True)
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from mama_core.canonical import sha256_hex
 from mama_core.errors import InvalidTransitionError, NotFoundError, TombstonedError
+from mama_core.json_types import JsonObject
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment
@@ -135,7 +136,7 @@ def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
     )
 
 
-def describe_actor(actor: dict[str, Any]) -> str:
+def describe_actor(actor: JsonObject) -> str:
     """Who an event's actor was, for a person: ``the owner``, ``the agent claude-code``."""
     kind = str(actor.get("kind") or "")
     name = str(actor.get("name") or "")

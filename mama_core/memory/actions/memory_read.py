@@ -6,9 +6,8 @@ predecessors (labelled, under the same scope predicate) and the events that touc
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core.errors import NotFoundError
+from mama_core.json_types import JsonObject
 from mama_core.memory import verbs
 from mama_core.memory.commitments import terms_dict
 from mama_core.memory.dispatcher import Call, Env, query
@@ -107,7 +106,7 @@ def history(
 
 def events_touching(
     conn: Connection, judgment_id: int, grant: Grant, until: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """The events that created or changed a judgment (ids, reasons while they exist; no
     text of a judgment), as ``grant`` may see them (``event_view``: nothing from foreign scopes)."""
     bound = "" if until is None else "AND e.at <= ?"
