@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from mama_core import clock
@@ -181,7 +181,16 @@ def open_terms(conn: Connection, target: Judgment, doing: str) -> Terms:
     return terms
 
 
-def erase_terms(tx: Tx, judgment_id: int) -> dict[str, Any] | None:
+class ErasedTerms(TypedDict):
+    """What a purge erases of a commitment's terms (hashed into its event)."""
+
+    owed_by: str
+    owed_to: str
+    due_at: str | None
+    due_tz: str | None
+
+
+def erase_terms(tx: Tx, judgment_id: int) -> ErasedTerms | None:
     """Erase the terms of a purged commitment record (the names and the due); return
     what was erased, for the purge's keyed hash (None: it had none)."""
     terms = load_terms(tx.conn, judgment_id)

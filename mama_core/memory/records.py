@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mama_core.canonical import canonical_hash
 from mama_core.errors import NotFoundError
 from mama_core.memory.provenance import origin_line
-from mama_core.model import Judgment, select_columns
+from mama_core.model import Judgment, JudgmentContent, select_columns
 from mama_core.scopes.bindings import scopes_of
 from mama_core.scopes.reach import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mama_core.scopes.grants import Grant
 
 
-def content_hash(content: dict[str, Any]) -> str:
+def content_hash(content: JudgmentContent) -> str:
     """sha256 of the canonical JSON of a judgment's content."""
     return canonical_hash(content)
 
