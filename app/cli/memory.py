@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from mama_core.export import export_lines
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import ApproveInput, RejectInput, RetireInput, SaveInput
-from mama_core.memory.results import MemoryReadResult, MemoryRecord
+from mama_core.memory.results import MemoryReadResult, MemoryRecord, PendingChange
 from mama_core.model import KINDS, RetireStatus
 
 RETIRE_STATUSES = [s.value for s in RetireStatus]
@@ -257,31 +256,31 @@ def _record_text(record: MemoryRecord) -> str:
         lines.extend(f"  step {i}: {show(s)}" for i, s in enumerate(record.steps, start=1))
     lines.append(f"  scopes: {show(', '.join(record.scopes))}")
     terms = record.commitment
-    if terms:
-        due = terms["due_at"] or "no due"
-        zone = f" ({terms['due_tz']})" if terms.get("due_tz") else ""
+    if terms is not None:
+        due = terms.due_at or "no due"
+        zone = f" ({terms.due_tz})" if terms.due_tz else ""
         lines.append(
             show(
-                f"  commitment: {terms['state']}, {terms['owed_by']} -> "
-                f"{terms['owed_to'] or '-'}, {due}{zone}"
+                f"  commitment: {terms.state}, {terms.owed_by} -> "
+                f"{terms.owed_to or '-'}, {due}{zone}"
             )
         )
     if record.provenance:
         lines.append(f"  provenance: {show(json.dumps(record.provenance, sort_keys=True))}")
     change = record.pending_change
-    if change:
+    if change is not None:
         lines.append(_pending_change_text(record.id, change))
     return "\n".join(lines)
 
 
-def _pending_change_text(judgment_id: int, change: Mapping[str, Any]) -> str:
+def _pending_change_text(judgment_id: int, change: PendingChange) -> str:
     """Why a record waits for the owner, and the two commands that decide it."""
-    by = change.get("proposed_by") or {}
-    who = by.get("name") or by.get("kind") or "someone"
+    by = change.proposed_by or {}
+    who = str(by.get("name") or by.get("kind") or "someone")
     turn = f" ({by['turn']} turn)" if by.get("turn") else ""
     return (
         f"  waiting for you: {terminal_text(who)}{turn} proposes to "
-        f"{terminal_text(change.get('description', ''))}\n"
+        f"{terminal_text(change.description or '')}\n"
         f"    mama approve {judgment_id}   applies it as your own change\n"
         f"    mama reject {judgment_id} --reason TEXT   leaves #{judgment_id} as it is"
     )

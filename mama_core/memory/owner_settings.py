@@ -164,15 +164,12 @@ def latest_values(conn: Connection) -> JsonObject:
     return {str(key): json.loads(str(value)) for key, value in rows}
 
 
-def read_settings(conn: Connection) -> dict[str, Any]:
-    """The owner's settings as ``owner.settings`` returns them (defaults filled in)."""
+def read_settings(conn: Connection) -> tuple[str | None, BriefSettings]:
+    """The owner's timezone (None: not set) and daily brief settings (defaults filled in)."""
     values = latest_values(conn)
     timezone = values.get(TIMEZONE_KEY)
     brief = BriefSettings.model_validate(values.get(BRIEF_KEY) or {})
-    return {
-        "timezone": None if timezone is None else str(timezone),
-        "brief": brief.model_dump(mode="json"),
-    }
+    return (None if timezone is None else str(timezone)), brief
 
 
 def append_setting(conn: Connection, key: str, value: Any, event_id: int, at: str) -> int:

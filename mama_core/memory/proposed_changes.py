@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from mama_core.errors import InvalidTransitionError
 from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import REGISTRY, Call, Env
+from mama_core.memory.results import PendingChange
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
@@ -99,21 +100,21 @@ class ChangeProposal:
         why = f": {p['reason']}" if p.get("reason") else ""
         return f"link #{p.get('src')} {p.get('kind')} #{p.get('dst')}{why}"
 
-    def as_dict(self, for_owner: bool) -> dict[str, Any]:
+    def shown(self, for_owner: bool) -> PendingChange:
         """The change as a read shows it; an agent sees only that one is waiting."""
-        out: dict[str, Any] = {"id": self.id, "action": self.action, "state": self.state}
-        if for_owner:
-            out.update(
-                {
-                    "judgment_id": self.judgment_id,
-                    "setting": self.setting_key,
-                    "input": self.payload,
-                    "proposed_by": self.proposed_by,
-                    "created_at": self.created_at,
-                    "description": self.describe(),
-                }
-            )
-        return out
+        if not for_owner:
+            return PendingChange(id=self.id, action=self.action, state=self.state)
+        return PendingChange(
+            id=self.id,
+            action=self.action,
+            state=self.state,
+            judgment_id=self.judgment_id,
+            setting=self.setting_key,
+            input=self.payload,
+            proposed_by=self.proposed_by,
+            created_at=self.created_at,
+            description=self.describe(),
+        )
 
 
 def propose(tx: Tx, action: str, target: Judgment, inp: BaseModel) -> Applied:

@@ -84,7 +84,7 @@ class SettingsChangesPanel(QtWidgets.QFrame):
         found = await self._bridge.read(waiting_setting_changes)
         if generation != self._generation:
             return
-        self.changes = [change.as_dict(for_owner=True) for change in found]
+        self.changes = [change.shown(for_owner=True).to_wire() for change in found]
         self._draw()
         self.updated.emit()
 

@@ -21,6 +21,7 @@ from mama_core.memory.owner_settings import (
     read_settings,
     require_owner_turn,
 )
+from mama_core.memory.results import OwnerSettingsResult
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store.connection import Connection
 
@@ -30,12 +31,28 @@ from mama_core.store.connection import Connection
     OwnerSettingsInput,
     description="The owner's timezone and daily brief settings (days, time, what it covers).",
 )
-def owner_settings(conn: Connection, call: Call[OwnerSettingsInput], env: Env) -> dict[str, Any]:
-    settings = read_settings(conn)
-    if call.session.acts_as_owner:  # what waits for the owner's word, with its words
-        waiting = [c for c in proposed_changes.pending_after(conn) if c.setting_key]
-        settings["pending_changes"] = [c.as_dict(for_owner=True) for c in waiting]
-    return settings
+def owner_settings(
+    conn: Connection, call: Call[OwnerSettingsInput], env: Env
+) -> OwnerSettingsResult:
+    settings = current_settings(conn)
+    if not call.session.acts_as_owner:
+        return settings
+    # what waits for the owner's word, with its words
+    waiting = [c for c in proposed_changes.pending_after(conn) if c.setting_key]
+    return OwnerSettingsResult(
+        timezone=settings.timezone,
+        brief=settings.brief,
+        pending_changes=[c.shown(for_owner=True) for c in waiting],
+    )
+
+
+def current_settings(conn: Connection) -> OwnerSettingsResult:
+    """The owner's settings in force, every brief field given (defaults filled in): the
+    wire leaves out only fields never set, and every brief field is shown."""
+    timezone, brief = read_settings(conn)
+    return OwnerSettingsResult(
+        timezone=timezone, brief=BriefSettings.model_validate(brief.model_dump())
+    )
 
 
 @mutation(
@@ -55,7 +72,7 @@ def set_timezone_command(call: Call[SetTimezoneInput], env: Env) -> Command:
         return Applied(
             None,
             _event(tx, TIMEZONE_KEY, inp.timezone, inp.reason),
-            {"settings": read_settings(tx.conn)},
+            {"settings": current_settings(tx.conn).to_wire()},
         )
 
     return command_for(call, apply)
@@ -79,7 +96,9 @@ def set_brief_command(call: Call[SetBriefInput], env: Env) -> Command:
         value = inp.applied_to(current).model_dump(mode="json")
         append_setting(tx.conn, BRIEF_KEY, value, tx.event_id, tx.at)
         return Applied(
-            None, _event(tx, BRIEF_KEY, value, inp.reason), {"settings": read_settings(tx.conn)}
+            None,
+            _event(tx, BRIEF_KEY, value, inp.reason),
+            {"settings": current_settings(tx.conn).to_wire()},
         )
 
     return command_for(call, apply)
