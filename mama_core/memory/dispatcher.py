@@ -93,7 +93,7 @@ class Env:
 
 MutationHandler = Callable[[Call[InputT], Env], Command]
 """A mutation's handler: prepares (outside the transaction) the writer command."""
-ReadHandler = Callable[[Connection, Call[InputT], Env], ActionResult | dict[str, Any]]
+ReadHandler = Callable[[Connection, Call[InputT], Env], ActionResult]
 """A read's handler: runs on a pooled read connection and returns the result (its
 result model, or for reads not yet given one, the wire dict)."""
 
@@ -117,7 +117,7 @@ class ActionSpec(Generic[InputT]):
     """A read's handler (not ``mutates``)."""
     result_model: type[ActionResult] | None = None
     """A read's result model (its handler's return annotation), also its tool's output
-    schema; None for a mutation (a receipt) or a read not yet given one."""
+    schema; None for a mutation (a receipt)."""
 
     def command(self, call: Call[Any], env: Env) -> Command:
         """The writer command for ``call`` of this mutation."""
@@ -127,12 +127,9 @@ class ActionSpec(Generic[InputT]):
 
     def run_read(self, conn: Connection, call: Call[Any], env: Env) -> JsonObject:
         """The result of ``call`` of this read on ``conn``, in its wire form."""
-        result = self.run_read_result(conn, call, env)
-        return result.to_wire() if isinstance(result, ActionResult) else result
+        return self.run_read_result(conn, call, env).to_wire()
 
-    def run_read_result(
-        self, conn: Connection, call: Call[Any], env: Env
-    ) -> ActionResult | dict[str, Any]:
+    def run_read_result(self, conn: Connection, call: Call[Any], env: Env) -> ActionResult:
         """The result of ``call`` of this read on ``conn``, as its handler returned it."""
         if self.query is None:
             raise TypeError(f"{self.name} is a mutation, not a read")
@@ -181,7 +178,7 @@ def _result_model(handler: Callable[..., object]) -> type[ActionResult] | None:
     return None
 
 
-ResultT = TypeVar("ResultT", bound=ActionResult | dict[str, Any])
+ResultT = TypeVar("ResultT", bound=ActionResult)
 
 
 def query(

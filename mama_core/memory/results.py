@@ -401,6 +401,79 @@ class PersonListing(ActionResult):
     meetings: int
 
 
+class PersonName(ActionResult):
+    """Who a person is: the name they are called by and every name they go by."""
+
+    name: str
+    aliases: list[str]
+    joined_by_owner: bool
+
+
+class PersonMemory(ActionResult):
+    """A memory that names a person."""
+
+    id: int
+    kind: str
+    status: str
+    summary: str
+    recorded_at: str
+    scopes: list[str]
+    involvement: str
+
+
+class PersonCommitments(ActionResult):
+    """Open commitments a person owes and is owed (as ``commitment.list`` lists them)."""
+
+    owed_by: list[CommitmentEntry]
+    owed_to: list[CommitmentEntry]
+
+
+class PersonMessage(ActionResult):
+    """One of a person's latest connector items."""
+
+    id: int
+    source: str
+    channel: str
+    scope: str
+    author: str
+    text: str
+    received_at: str
+    external_id: str
+
+
+class Meeting(ActionResult):
+    """A calendar event a person attends."""
+
+    observation_id: int
+    source: str
+    external_id: str
+    title: str
+    start: str
+    end: str | None
+    all_day: bool
+    status: str
+    scope: str
+
+
+class PersonMeetings(ActionResult):
+    """Meetings with a person: upcoming (soonest first), then recent (latest first)."""
+
+    upcoming: list[Meeting]
+    recent: list[Meeting]
+
+
+class PersonAboutResult(ActionResult):
+    """person.about: who they are, the memories that name them (at most ``limit``, of
+    ``memories_total``), open commitments, latest messages per source, meetings."""
+
+    person: PersonName
+    memories: list[PersonMemory]
+    memories_total: int
+    commitments: PersonCommitments
+    messages: list[PersonMessage]
+    meetings: PersonMeetings
+
+
 class PersonListResult(ActionResult):
     """person.list: the most talked-about first."""
 

@@ -19,7 +19,7 @@ from mama_core.memory.person_aliases import (
     write_joins,
 )
 from mama_core.memory.person_names import alias_key
-from mama_core.memory.results import PersonListResult
+from mama_core.memory.results import PersonAboutResult, PersonListResult
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
@@ -43,7 +43,7 @@ def person_list(conn: Connection, call: Call[PersonListInput], env: Env) -> Pers
     "e-mail address: memories naming them, open commitments owed by and to them, their "
     "latest messages per source, meetings with them (upcoming first), within your scopes.",
 )
-def person_about(conn: Connection, call: Call[PersonAboutInput], env: Env) -> dict[str, Any]:
+def person_about(conn: Connection, call: Call[PersonAboutInput], env: Env) -> PersonAboutResult:
     inp = call.input
     return about(conn, call.grant, inp.name, now=clock.now(), limit=inp.limit)
 
