@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -23,6 +22,7 @@ from app.cli.params import ROW_ID
 from app.team.scopes import is_team_scope
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
+from mama_core.json_types import JsonObject
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import ApproveInput, RejectInput, RetireInput, SaveInput
@@ -38,14 +38,14 @@ class ConfirmationRequired(MamaError):
     exit_code = 4
 
 
-def _emit(result: dict[str, Any], as_json: bool, text: str) -> None:
+def _emit(result: JsonObject, as_json: bool, text: str) -> None:
     if as_json:
         click.echo(json_text(result))
     else:
         click.echo(text)
 
 
-def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, Any]:
+def _owner(obj: CliContext, action: str, payload: JsonObject) -> JsonObject:
     return obj.owner_dispatch(action, payload)
 
 
@@ -64,14 +64,14 @@ def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
     _emit(receipt.to_wire(), as_json, receipt_line(receipt, verb))
 
 
-def _decision(judgment_id: int | None, change_id: int | None) -> dict[str, Any]:
+def _decision(judgment_id: int | None, change_id: int | None) -> JsonObject:
     """What ``mama approve``/``reject`` decide: a record (and the change shown on it), or
     with ``--change`` alone a change proposed to the owner's settings."""
     if judgment_id is None and change_id is None:
         raise click.UsageError(
             "name the memory (its id), or a change proposed to your settings with --change N"
         )
-    payload: dict[str, Any] = {}
+    payload: JsonObject = {}
     if judgment_id is not None:
         payload["id"] = judgment_id
     if change_id is not None:
@@ -126,7 +126,7 @@ def remember(
 
     If a memory of that kind in the same scopes already says the same, nothing new is
     saved and its id is printed; --anyway keeps TEXT as its own memory."""
-    payload: dict[str, Any] = {"kind": kind, "summary": text, "topic": topic, "details": details}
+    payload: JsonObject = {"kind": kind, "summary": text, "topic": topic, "details": details}
     if scopes:
         payload["scopes"] = list(scopes)
     if applies_when:
@@ -191,9 +191,9 @@ def search(
 
 def personal_search(
     obj: CliContext, query: str, scopes: list[str], kinds: list[str], limit: int
-) -> dict[str, Any]:
+) -> JsonObject:
     """The personal store's ``memory.search`` as the owner."""
-    payload: dict[str, Any] = {"query": query, "limit": limit}
+    payload: JsonObject = {"query": query, "limit": limit}
     if scopes:
         payload["scopes"] = scopes
     if kinds:
@@ -201,7 +201,7 @@ def personal_search(
     return _owner(obj, "memory.search", payload)
 
 
-def search_lines(result: dict[str, Any]) -> list[str]:
+def search_lines(result: JsonObject) -> list[str]:
     """One line per result, and under it each record that says the same (``also_said_as``)."""
     return [
         terminal_text(line)
@@ -334,7 +334,7 @@ def retire(
     as_json: bool,
 ) -> None:
     """Retire a memory: it stops being believed, with a reason."""
-    payload: dict[str, Any] = {"id": judgment_id, "reason": reason, "status": status}
+    payload: JsonObject = {"id": judgment_id, "reason": reason, "status": status}
     if successor is not None:
         payload["by"] = successor
     if forbid_resave:
@@ -402,7 +402,7 @@ def reject(
 ) -> None:
     """Reject a proposed memory, or the change proposed to one or to your settings,
     keeping the reason."""
-    payload: dict[str, Any] = {**_decision(judgment_id, change_id), "reason": reason}
+    payload: JsonObject = {**_decision(judgment_id, change_id), "reason": reason}
     if forbid_resave:
         payload["forbid_resave"] = True
     receipt = obj.owner_mutate(parse_input(RejectInput, **payload))
