@@ -30,8 +30,8 @@ class Catalog:
     def __init__(self, specs: Iterable[ActionSpec[Any]] | None = None) -> None:
         chosen = REGISTRY.values() if specs is None else specs
         self.actions: Mapping[str, ActionSpec[Any]] = MappingProxyType({s.name: s for s in chosen})
-        self._schemas: dict[str, dict[str, Any]] = {}
-        self._output_schemas: dict[str, dict[str, Any]] = {}
+        self._schemas: dict[str, JsonObject] = {}
+        self._output_schemas: dict[str, JsonObject] = {}
 
     def json_schema(self, name: str) -> JsonObject:
         """The JSON schema of an action's input, as shown to MCP clients and agents (a

@@ -61,7 +61,7 @@ def _visible_ids(conn: Connection, ids: Iterable[int], grant: Grant) -> set[int]
 
 def _shown(
     event: Event, seen: set[int], grant: Grant, texts: dict[str, str | None] | None
-) -> dict[str, Any]:
+) -> JsonObject:
     shown = public_event(event, texts)
     if _mentioned_ids(event) <= seen:
         payload = dict(shown["payload"])

@@ -38,10 +38,10 @@ class Event:
     id: int
     at: str
     action: str
-    actor: dict[str, Any]
+    actor: JsonObject
     command_id: str | None
     judgment_id: int | None
-    payload: dict[str, Any]
+    payload: JsonObject
     prev_hash: str
 
     def hashed_fields(self) -> JsonObject:

@@ -57,8 +57,8 @@ class ChangeProposal:
     id: int
     action: str
     judgment_id: int | None
-    payload: dict[str, Any]
-    proposed_by: dict[str, Any]
+    payload: JsonObject
+    proposed_by: JsonObject
     state: str
     created_at: str
     event_id: int
@@ -188,12 +188,12 @@ def propose_setting(tx: Tx, action: str, key: str, inp: BaseModel) -> Applied:
         ),
     )
     change_id = int(cursor.lastrowid or 0)
-    event: dict[str, Any] = {
+    event: JsonObject = {
         "proposed_change": change_id,
         "setting": key,
         "change_hash": tx.keyed_hash({"action": action, "input": payload}),
     }
-    receipt: dict[str, Any] = {"proposed": True, "change_id": change_id, "setting": key}
+    receipt: JsonObject = {"proposed": True, "change_id": change_id, "setting": key}
     if older is not None:
         event["supersedes_change"] = older.id
         receipt["supersedes_change"] = older.id
@@ -280,7 +280,7 @@ def reject(tx: Tx, change: ChangeProposal, reason: str) -> Applied:
     _resolve(tx, change, "rejected")
     if change.judgment_id is not None:
         tx.touch(change.judgment_id)
-    payload: dict[str, Any] = {
+    payload: JsonObject = {
         "change_id": change.id,
         "change_action": change.action,
         "reason_hmac": tx.record_text("reason", reason),

@@ -69,7 +69,7 @@ class TombstoneMatch:
     reason: str
     similarity: float | None
     """None: the same text after normalising; else the cosine of the two vectors."""
-    created_by: dict[str, Any]
+    created_by: JsonObject
     """The actor of the event that made the tombstone (kind, name, turn)."""
     made_by_action: str
 
@@ -131,7 +131,7 @@ def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
         tombstone_id=int(row[0]),
         reason=str(row[3]),
         similarity=similarity,
-        created_by=cast(dict[str, Any], actor) if isinstance(actor, dict) else {},
+        created_by=cast(JsonObject, actor) if isinstance(actor, dict) else {},
         made_by_action=str(row[5] or ""),
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.json_types import JsonObject
 from mama_core.memory import proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.owner_settings import (
@@ -104,10 +105,10 @@ def set_brief_command(call: Call[SetBriefInput], env: Env) -> Command:
     return command_for(call, apply)
 
 
-def _event(tx: Tx, key: str, value: Any, reason: str | None) -> dict[str, Any]:
+def _event(tx: Tx, key: str, value: Any, reason: str | None) -> JsonObject:
     """The event of a settings change: the key, its new value, and the reason's keyed
     hash when one was given (the words kept beside the event)."""
-    event: dict[str, Any] = {"key": key, "value": value}
+    event: JsonObject = {"key": key, "value": value}
     if reason is not None:
         event["reason_hmac"] = tx.record_text("reason", reason)
     return event

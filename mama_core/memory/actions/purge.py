@@ -13,7 +13,7 @@ backups are deleted and the WAL is truncated (``purge_pending``), retried until 
 from __future__ import annotations
 
 import json
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from mama_core.json_types import JsonObject
 from mama_core.memory import commitments, proposed_changes, verbs
@@ -45,7 +45,7 @@ def purge_command(call: Call[PurgeInput], env: Env) -> Command:
         observations = erase_observations(tx, inp.all_observation_ids())
         if wal_and_backups:
             mark_pending(tx.conn, tx.event_id, tx.at)
-        receipt: dict[str, Any] = {"observations_purged": [o["id"] for o in observations]}
+        receipt: JsonObject = {"observations_purged": [o["id"] for o in observations]}
         if applied is None:
             if len(observations) == 1:
                 receipt["observation_id"] = observations[0]["id"]
