@@ -22,6 +22,7 @@ from ui.tasks import await_dialog
 from ui.words import action_word, status_word
 
 if TYPE_CHECKING:
+    from mama_core.memory.results import TombstoneEntry
     from ui.bridge import EngineBridge
 
 FORBID_TEXT = "Don't let it come back (refuse saving it again)"
@@ -115,7 +116,7 @@ class ReviewActions:
         reason, forbid = dialog.values()
         return await self._bridge.mutate("memory.retire", retire_payload(record, reason, forbid))
 
-    async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
+    async def lift(self, record: dict[str, Any], tombstone: TombstoneEntry) -> Receipt | None:
         from ui.review.models import tombstone_note
 
         dialog = ReasonDialog(
@@ -130,7 +131,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, _ = dialog.values()
-        payload = {"tombstone_id": int(tombstone["id"]), "reason": reason}
+        payload = {"tombstone_id": tombstone.id, "reason": reason}
         return await self._bridge.mutate("tombstone.lift", payload)
 
     async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
