@@ -11,7 +11,9 @@ refusal.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
+
+from mama_core.json_types import JsonObject
 
 
 class MamaError(Exception):
@@ -20,17 +22,17 @@ class MamaError(Exception):
     code: ClassVar[str] = "error"
     exit_code: ClassVar[int] = 1
 
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, *, details: JsonObject | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.details: dict[str, Any] = dict(details or {})
+        self.details: JsonObject = dict(details or {})
 
     def __str__(self) -> str:
         return self.message
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The machine form: code, message and any details."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        out: JsonObject = {"code": self.code, "message": self.message}
         if self.details:
             out["details"] = self.details
         return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TypeAlias, TypedDict
 
 from mama_core.store.connection import Connection
 
@@ -31,7 +31,18 @@ EXPORTED_TABLES = (
 _SKIPPED_COLUMNS = {"tombstones": {"vector"}}
 
 
-def export_rows(conn: Connection) -> Iterator[dict[str, Any]]:
+SqlValue: TypeAlias = str | int | float | bytes | None
+"""A column's value as SQLite returns it."""
+
+
+class ExportRecord(TypedDict):
+    """One exported row: its table and its columns' values (one JSON line)."""
+
+    table: str
+    row: dict[str, SqlValue]
+
+
+def export_rows(conn: Connection) -> Iterator[ExportRecord]:
     """Every row of every exported table, in a stable order, in one read snapshot."""
     conn.execute("BEGIN")
     try:

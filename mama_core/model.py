@@ -4,7 +4,8 @@ Kinds, statuses, involvement and edge kinds (the values the schema's CHECK
 constraints allow; as enums, pydantic publishes them in each action's JSON
 schema), the judgment record, the text its vector is computed from, and the
 change-set a commit emits. Every layer above (memory, recall, guidance, app,
-ui) imports these names from here; this module imports nothing of the project.
+ui) imports these names from here; this module imports nothing of the project but
+the name of free-form JSON (``json_types``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
+
+from mama_core.json_types import JsonObject
 
 
 class Kind(StrEnum):
@@ -132,7 +135,7 @@ class Judgment:
     valid_from: str
     valid_until: str | None
     recorded_at: str
-    provenance: dict[str, Any]
+    provenance: JsonObject
     involvement: str
     command_id: str
     content_hash: str
@@ -160,7 +163,7 @@ class Judgment:
             content_hash=str(row[17]),
         )
 
-    def content(self) -> dict[str, Any]:
+    def content(self) -> JudgmentContent:
         """The immutable fields, as hashed into ``content_hash``."""
         return content_fields(
             kind=self.kind,
@@ -180,6 +183,22 @@ class Judgment:
         return embedding_text(self.topic, self.summary, self.details, self.applies_when)
 
 
+class JudgmentContent(TypedDict):
+    """A judgment's immutable fields, in the order its ``content_hash`` covers them."""
+
+    kind: str
+    topic: str
+    summary: str
+    details: str
+    applies_when: str | None
+    steps: list[str]
+    confidence: float | None
+    valid_from: str
+    recorded_at: str
+    provenance: JsonObject
+    command_id: str
+
+
 def content_fields(
     *,
     kind: str,
@@ -191,9 +210,9 @@ def content_fields(
     confidence: float | None,
     valid_from: str,
     recorded_at: str,
-    provenance: dict[str, Any],
+    provenance: JsonObject,
     command_id: str,
-) -> dict[str, Any]:
+) -> JudgmentContent:
     """The canonical content of a judgment: what its ``content_hash`` covers."""
     return {
         "kind": kind,

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from mama_core.json_types import JsonObject
+
 _COMMON = ("command_id", "action", "event_id", "at", "judgment_id", "status", "touched")
 
 
@@ -75,10 +77,10 @@ class Receipt:
             ),
         )
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         """The receipt as agents, MCP clients and ``--json`` see it (a fresh dict)."""
         if self.stored is not None:
-            wire: dict[str, Any] = json.loads(self.stored)
+            wire: JsonObject = json.loads(self.stored)
             wire["replayed"] = self.replayed
             wire.update(self.after)
             return wire

@@ -218,6 +218,7 @@ CORE_BOTTOM = (
     "mama_core.errors",
     "mama_core.store",
     "mama_core.normal_text",
+    "mama_core.json_types",
 )
 """Modules (or packages) at the bottom of mama_core: they import only each other
 (``normal_text``: what "the same text" means, which the store keeps a keyed hash of)."""

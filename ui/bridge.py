@@ -22,12 +22,14 @@ from ui.qt import QtCore, Signal, Slot
 
 if TYPE_CHECKING:
     from mama_core.memory import Engine, Receipt
+    from mama_core.memory.results import ActionResult
     from mama_core.model import ChangeSet
     from mama_core.store.connection import Connection
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R", bound="ActionResult")
 
 
 class EngineBridge(QtCore.QObject):
@@ -66,6 +68,12 @@ class EngineBridge(QtCore.QObject):
     async def dispatch(self, action: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Run the read ``action`` as the owner in the desktop app; returns its result."""
         return await self._engine.dispatch_async(action, dict(payload), self._session, self._grant)
+
+    async def read_as(self, model: type[R], action: str, payload: Mapping[str, Any]) -> R:
+        """Run the read ``action`` as the owner in the desktop app; its result model."""
+        return await asyncio.to_thread(
+            self._engine.read_as, model, action, dict(payload), self._session, self._grant
+        )
 
     async def mutate(self, action: str, payload: Mapping[str, Any]) -> Receipt:
         """Run the mutation ``action`` as the owner in the desktop app; its typed receipt."""

@@ -32,6 +32,7 @@ from app.backends.transcripts import CODEX_THREAD_KEY, forget_codex_transcripts
 from app.durable.state import delete_state, get_state, set_state
 from app.durable.transaction import RuntimeDb
 from mama_core.errors import MamaError
+from mama_core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class CodexBackend:
         self.state = state
         self.process: JsonLineProcess | None = None
         self.thread_id: str | None = None
-        self.tool_calls: list[dict[str, Any]] = []
+        self.tool_calls: list[JsonObject] = []
         self._executable: str | None = None
         self._version: str | None = None
         self._specs: list[ToolSpec] = []
@@ -240,7 +241,7 @@ class CodexBackend:
         if self.state is not None:
             await asyncio.to_thread(set_state, self.state, THREAD_KEY, self.thread_id)
 
-    def _thread_params(self) -> dict[str, Any]:
+    def _thread_params(self) -> JsonObject:
         return {
             "cwd": str(self.settings.workdir),
             "developerInstructions": self.settings.instructions,
@@ -248,7 +249,7 @@ class CodexBackend:
             "sandbox": "read-only",
         }
 
-    def _dynamic_tools(self) -> list[dict[str, Any]]:
+    def _dynamic_tools(self) -> list[JsonObject]:
         return [
             {
                 "type": "function",
@@ -261,7 +262,7 @@ class CodexBackend:
 
     # --- JSON-RPC -------------------------------------------------------
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _request(self, method: str, params: JsonObject) -> JsonObject:
         """Send a request and read until its response, serving what arrives meanwhile."""
         process = self.process
         assert process is not None
@@ -299,7 +300,7 @@ class CodexBackend:
         except RpcError as exc:
             raise BackendError(f"Codex refused the turn: {exc}") from exc
 
-    async def _serve(self, message: dict[str, Any], texts: list[str]) -> TurnReply | None:
+    async def _serve(self, message: JsonObject, texts: list[str]) -> TurnReply | None:
         """Handle one server message; a ``TurnReply`` when the turn completed."""
         method = message.get("method")
         params = message.get("params") or {}
@@ -320,7 +321,7 @@ class CodexBackend:
             log.warning("Codex reported: %s", json.dumps(params)[:500])
         return None
 
-    async def _answer(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+    async def _answer(self, rid: Any, method: str, params: JsonObject) -> None:
         """Answer a server request: tool calls through the toolbox; anything else declined."""
         process = self.process
         assert process is not None

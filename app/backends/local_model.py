@@ -34,6 +34,7 @@ from typing import Any
 
 from app.backends.base import BackendError, BackendUnavailableError, TurnReply, TurnRequest
 from app.backends.toolbox import ToolBox, ToolSpec
+from mama_core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class LocalModelBackend:
         self._system = system_message(self.system_prompt, offered)
         self._llm, self._grammar = await asyncio.to_thread(self._load, answer_schema(offered))
 
-    def _load(self, schema: dict[str, Any]) -> tuple[Any, Any]:
+    def _load(self, schema: JsonObject) -> tuple[Any, Any]:
         try:
             import llama_cpp
             from llama_cpp.llama_grammar import LlamaGrammar
@@ -239,7 +240,7 @@ def fit_history(
     return kept
 
 
-def parse_answer(raw: str) -> dict[str, Any]:
+def parse_answer(raw: str) -> JsonObject:
     """The model's one JSON object (the grammar makes it one; checked all the same)."""
     try:
         answer = json.loads(raw)
@@ -250,7 +251,7 @@ def parse_answer(raw: str) -> dict[str, Any]:
     return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def model_schema(schema: dict[str, Any]) -> dict[str, Any]:
+def model_schema(schema: JsonObject) -> JsonObject:
     """A tool's input schema as offered to the model: without the host's own fields."""
     shown = copy.deepcopy(schema)
     properties = shown.get("properties", {})
@@ -260,18 +261,18 @@ def model_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def system_message(prompt: str, tools: list[tuple[str, str, dict[str, Any]]]) -> str:
+def system_message(prompt: str, tools: list[tuple[str, str, JsonObject]]) -> str:
     lines = [prompt.rstrip(), "", PROTOCOL]
     for name, description, schema in tools:
         lines.append(f"## {name}\n{description}\nArguments (JSON schema): {json.dumps(schema)}\n")
     return "\n".join(lines)
 
 
-def answer_schema(tools: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+def answer_schema(tools: list[tuple[str, str, JsonObject]]) -> JsonObject:
     """One JSON schema for every allowed answer: a reply, or a call of one tool with
     that tool's arguments. Each tool's ``$defs`` are hoisted under a prefixed name."""
-    defs: dict[str, Any] = {}
-    choices: list[dict[str, Any]] = [
+    defs: JsonObject = {}
+    choices: list[JsonObject] = [
         {
             "type": "object",
             "properties": {"reply": {"type": "string"}},
@@ -298,7 +299,7 @@ def answer_schema(tools: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any
 
 def _prefix_refs(node: Any, prefix: str) -> Any:
     if isinstance(node, dict):
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
             if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
                 out[key] = f"#/$defs/{prefix}__{value.removeprefix('#/$defs/')}"
@@ -316,7 +317,7 @@ def _loosen(node: Any) -> Any:
         return [_loosen(item) for item in node]  # pyright: ignore[reportUnknownVariableType]
     if not isinstance(node, dict):
         return node
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
         if key == "properties" and isinstance(value, dict):
             out[key] = {str(k): _loosen(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]

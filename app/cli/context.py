@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -15,6 +15,7 @@ from app.local.chain_anchor import StoreAnchors, held_data_marks
 from app.local.keys import ResolvedKey, resolve_key
 from app.local.paths import Paths
 from app.local.settings import Settings
+from mama_core.json_types import JsonObject
 from mama_core.store import Store
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class CliContext:
             click.get_current_context().call_on_close(engine.close)
         return self._engine
 
-    def owner_dispatch(self, action: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def owner_dispatch(self, action: str, payload: JsonObject) -> JsonObject:
         """Run ``action`` as the owner at the command line."""
         from mama_core.memory import Grant, SessionFacts
 
@@ -121,7 +122,7 @@ class CliContext:
             action, payload, SessionFacts.owner_cli(), Grant.owner(default_scope="global")
         )
 
-    def owner_read(self, model: type[ResultT], action: str, payload: dict[str, Any]) -> ResultT:
+    def owner_read(self, model: type[ResultT], action: str, payload: JsonObject) -> ResultT:
         """Run the read ``action`` as the owner at the command line; its result model."""
         from mama_core.memory import Grant, SessionFacts
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -24,10 +22,11 @@ from app.cli.params import ROW_ID
 from app.team.scopes import is_team_scope
 from mama_core.errors import MamaError, NotADatabaseError
 from mama_core.export import export_lines
+from mama_core.json_types import JsonObject
 from mama_core.memory import Receipt
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import ApproveInput, RejectInput, RetireInput, SaveInput
-from mama_core.memory.results import MemoryReadResult, MemoryRecord
+from mama_core.memory.results import MemoryReadResult, MemoryRecord, PendingChange
 from mama_core.model import KINDS, RetireStatus
 
 RETIRE_STATUSES = [s.value for s in RetireStatus]
@@ -39,14 +38,14 @@ class ConfirmationRequired(MamaError):
     exit_code = 4
 
 
-def _emit(result: dict[str, Any], as_json: bool, text: str) -> None:
+def _emit(result: JsonObject, as_json: bool, text: str) -> None:
     if as_json:
         click.echo(json_text(result))
     else:
         click.echo(text)
 
 
-def _owner(obj: CliContext, action: str, payload: dict[str, Any]) -> dict[str, Any]:
+def _owner(obj: CliContext, action: str, payload: JsonObject) -> JsonObject:
     return obj.owner_dispatch(action, payload)
 
 
@@ -65,14 +64,14 @@ def _emit_receipt(receipt: Receipt, as_json: bool, verb: str) -> None:
     _emit(receipt.to_wire(), as_json, receipt_line(receipt, verb))
 
 
-def _decision(judgment_id: int | None, change_id: int | None) -> dict[str, Any]:
+def _decision(judgment_id: int | None, change_id: int | None) -> JsonObject:
     """What ``mama approve``/``reject`` decide: a record (and the change shown on it), or
     with ``--change`` alone a change proposed to the owner's settings."""
     if judgment_id is None and change_id is None:
         raise click.UsageError(
             "name the memory (its id), or a change proposed to your settings with --change N"
         )
-    payload: dict[str, Any] = {}
+    payload: JsonObject = {}
     if judgment_id is not None:
         payload["id"] = judgment_id
     if change_id is not None:
@@ -127,7 +126,7 @@ def remember(
 
     If a memory of that kind in the same scopes already says the same, nothing new is
     saved and its id is printed; --anyway keeps TEXT as its own memory."""
-    payload: dict[str, Any] = {"kind": kind, "summary": text, "topic": topic, "details": details}
+    payload: JsonObject = {"kind": kind, "summary": text, "topic": topic, "details": details}
     if scopes:
         payload["scopes"] = list(scopes)
     if applies_when:
@@ -192,9 +191,9 @@ def search(
 
 def personal_search(
     obj: CliContext, query: str, scopes: list[str], kinds: list[str], limit: int
-) -> dict[str, Any]:
+) -> JsonObject:
     """The personal store's ``memory.search`` as the owner."""
-    payload: dict[str, Any] = {"query": query, "limit": limit}
+    payload: JsonObject = {"query": query, "limit": limit}
     if scopes:
         payload["scopes"] = scopes
     if kinds:
@@ -202,7 +201,7 @@ def personal_search(
     return _owner(obj, "memory.search", payload)
 
 
-def search_lines(result: dict[str, Any]) -> list[str]:
+def search_lines(result: JsonObject) -> list[str]:
     """One line per result, and under it each record that says the same (``also_said_as``)."""
     return [
         terminal_text(line)
@@ -257,31 +256,31 @@ def _record_text(record: MemoryRecord) -> str:
         lines.extend(f"  step {i}: {show(s)}" for i, s in enumerate(record.steps, start=1))
     lines.append(f"  scopes: {show(', '.join(record.scopes))}")
     terms = record.commitment
-    if terms:
-        due = terms["due_at"] or "no due"
-        zone = f" ({terms['due_tz']})" if terms.get("due_tz") else ""
+    if terms is not None:
+        due = terms.due_at or "no due"
+        zone = f" ({terms.due_tz})" if terms.due_tz else ""
         lines.append(
             show(
-                f"  commitment: {terms['state']}, {terms['owed_by']} -> "
-                f"{terms['owed_to'] or '-'}, {due}{zone}"
+                f"  commitment: {terms.state}, {terms.owed_by} -> "
+                f"{terms.owed_to or '-'}, {due}{zone}"
             )
         )
     if record.provenance:
         lines.append(f"  provenance: {show(json.dumps(record.provenance, sort_keys=True))}")
     change = record.pending_change
-    if change:
+    if change is not None:
         lines.append(_pending_change_text(record.id, change))
     return "\n".join(lines)
 
 
-def _pending_change_text(judgment_id: int, change: Mapping[str, Any]) -> str:
+def _pending_change_text(judgment_id: int, change: PendingChange) -> str:
     """Why a record waits for the owner, and the two commands that decide it."""
-    by = change.get("proposed_by") or {}
-    who = by.get("name") or by.get("kind") or "someone"
+    by = change.proposed_by or {}
+    who = str(by.get("name") or by.get("kind") or "someone")
     turn = f" ({by['turn']} turn)" if by.get("turn") else ""
     return (
         f"  waiting for you: {terminal_text(who)}{turn} proposes to "
-        f"{terminal_text(change.get('description', ''))}\n"
+        f"{terminal_text(change.description or '')}\n"
         f"    mama approve {judgment_id}   applies it as your own change\n"
         f"    mama reject {judgment_id} --reason TEXT   leaves #{judgment_id} as it is"
     )
@@ -335,7 +334,7 @@ def retire(
     as_json: bool,
 ) -> None:
     """Retire a memory: it stops being believed, with a reason."""
-    payload: dict[str, Any] = {"id": judgment_id, "reason": reason, "status": status}
+    payload: JsonObject = {"id": judgment_id, "reason": reason, "status": status}
     if successor is not None:
         payload["by"] = successor
     if forbid_resave:
@@ -403,7 +402,7 @@ def reject(
 ) -> None:
     """Reject a proposed memory, or the change proposed to one or to your settings,
     keeping the reason."""
-    payload: dict[str, Any] = {**_decision(judgment_id, change_id), "reason": reason}
+    payload: JsonObject = {**_decision(judgment_id, change_id), "reason": reason}
     if forbid_resave:
         payload["forbid_resave"] = True
     receipt = obj.owner_mutate(parse_input(RejectInput, **payload))

@@ -10,7 +10,7 @@ who is known (``person.list``); ``people join`` / ``people split`` are the owner
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +20,9 @@ from app.cli.work import entry_text
 from mama_core import clock
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.person_aliases import PersonJoinInput, PersonSplitInput
+
+if TYPE_CHECKING:
+    from mama_core.memory.results import Meeting, PersonAboutResult, PersonMemory, PersonMessage
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 TEXT_WIDTH = 100
@@ -34,47 +37,49 @@ TEXT_WIDTH = 100
 def about_command(obj: CliContext, name: str, limit: int, as_json: bool) -> None:
     """What MAMA knows about NAME (a name, or an e-mail address): memories naming them,
     commitments to and from them, their recent messages and meetings with them."""
-    found = obj.owner_dispatch("person.about", {"name": name, "limit": limit})
+    from mama_core.memory.results import PersonAboutResult
+
+    found = obj.owner_read(PersonAboutResult, "person.about", {"name": name, "limit": limit})
     if as_json:
-        click.echo(json_text(found))
+        click.echo(json_text(found.to_wire()))
         return
     click.echo("\n".join(page_lines(found)))
 
 
-def page_lines(found: dict[str, Any]) -> list[str]:
+def page_lines(found: PersonAboutResult) -> list[str]:
     """One person's page as lines for a terminal."""
-    person = found["person"]
-    others = [a for a in person["aliases"] if a != person["name"]]
-    head = person["name"] + (f" (also: {', '.join(others)})" if others else "")
+    person = found.person
+    others = [a for a in person.aliases if a != person.name]
+    head = person.name + (f" (also: {', '.join(others)})" if others else "")
     lines = [terminal_text(head)]
-    memories = found["memories"]
-    shown = f"{len(memories)} of {found['memories_total']}"
-    total = found["memories_total"]
+    memories = found.memories
+    shown = f"{len(memories)} of {found.memories_total}"
+    total = found.memories_total
     lines += _section(
         f"Memories naming them ({shown if total > len(memories) else total})",
-        [f"#{m['id']} {m['kind']}{_proposed(m)}: {m['summary']}" for m in memories],
+        [f"#{m.id} {m.kind}{_proposed(m)}: {m.summary}" for m in memories],
     )
-    commitments = found["commitments"]
+    commitments = found.commitments
     lines += _section(
-        f"They owe ({len(commitments['owed_by'])})",
-        [entry_text(c) for c in commitments["owed_by"]],
-    )
-    lines += _section(
-        f"Owed to them ({len(commitments['owed_to'])})",
-        [entry_text(c) for c in commitments["owed_to"]],
+        f"They owe ({len(commitments.owed_by)})",
+        [entry_text(c.to_wire()) for c in commitments.owed_by],
     )
     lines += _section(
-        f"Recent messages ({len(found['messages'])})",
-        [_message_line(m) for m in found["messages"]],
-    )
-    meetings = found["meetings"]
-    lines += _section(
-        f"Upcoming meetings ({len(meetings['upcoming'])})",
-        [_meeting_line(m) for m in meetings["upcoming"]],
+        f"Owed to them ({len(commitments.owed_to)})",
+        [entry_text(c.to_wire()) for c in commitments.owed_to],
     )
     lines += _section(
-        f"Recent meetings ({len(meetings['recent'])})",
-        [_meeting_line(m) for m in meetings["recent"]],
+        f"Recent messages ({len(found.messages)})",
+        [_message_line(m) for m in found.messages],
+    )
+    meetings = found.meetings
+    lines += _section(
+        f"Upcoming meetings ({len(meetings.upcoming)})",
+        [_meeting_line(m) for m in meetings.upcoming],
+    )
+    lines += _section(
+        f"Recent meetings ({len(meetings.recent)})",
+        [_meeting_line(m) for m in meetings.recent],
     )
     return lines
 
@@ -83,25 +88,23 @@ def _section(title: str, rows: list[str]) -> list[str]:
     return ["", title + ":", *(f"  {terminal_text(r)}" for r in rows or ["none"])]
 
 
-def _proposed(memory: dict[str, Any]) -> str:
-    return " [proposed]" if memory["status"] == "proposed" else ""
+def _proposed(memory: PersonMemory) -> str:
+    return " [proposed]" if memory.status == "proposed" else ""
 
 
-def _message_line(message: dict[str, Any]) -> str:
-    when = clock.parse(message["received_at"]).strftime("%Y-%m-%d %H:%M")
-    text = " ".join(str(message["text"]).split())
+def _message_line(message: PersonMessage) -> str:
+    when = clock.parse(message.received_at).strftime("%Y-%m-%d %H:%M")
+    text = " ".join(message.text.split())
     if len(text) > TEXT_WIDTH:
         text = text[: TEXT_WIDTH - 1] + "…"
-    where = message["channel"] or message["source"]
-    return f"{when} {message['source']} {where} obs:{message['id']}: {text}"
+    where = message.channel or message.source
+    return f"{when} {message.source} {where} obs:{message.id}: {text}"
 
 
-def _meeting_line(meeting: dict[str, Any]) -> str:
-    status = f" [{meeting['status']}]" if meeting["status"] not in ("", "confirmed") else ""
-    when = meeting["start"] if meeting["all_day"] else meeting["start"].replace("T", " ")[:16]
-    return (
-        f"{when}{status} {meeting['title']} ({meeting['source']}) obs:{meeting['observation_id']}"
-    )
+def _meeting_line(meeting: Meeting) -> str:
+    status = f" [{meeting.status}]" if meeting.status not in ("", "confirmed") else ""
+    when = meeting.start if meeting.all_day else meeting.start.replace("T", " ")[:16]
+    return f"{when}{status} {meeting.title} ({meeting.source}) obs:{meeting.observation_id}"
 
 
 @click.group(invoke_without_command=True)

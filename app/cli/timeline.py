@@ -12,7 +12,7 @@ the MCP server offers coding agents, run as the owner.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import click
@@ -24,7 +24,11 @@ from app.cli.params import ROW_ID
 from app.cli.work import named_zone
 from mama_core import clock
 from mama_core.errors import InvalidInputError
+from mama_core.json_types import JsonObject
 from mama_core.model import KINDS
+
+if TYPE_CHECKING:
+    from mama_core.memory.results import TimelineResult
 
 MAX_VERSIONS = 200
 """A chain of revisions longer than this is cut (its newest versions are kept)."""
@@ -96,7 +100,7 @@ def timeline(
         )
     tz = _owner_zone(obj, zone)
     now = clock.now()
-    payload: dict[str, Any] = {"limit": limit}
+    payload: JsonObject = {"limit": limit}
     if valid_at:
         payload["valid_at"] = _iso(parse_moment(valid_at, "--valid-at", tz, now))
     if start:
@@ -114,11 +118,13 @@ def timeline(
         payload["scopes"] = list(scopes)
     if kinds:
         payload["kinds"] = list(kinds)
-    result = obj.owner_dispatch("memory.timeline", payload)
-    _emit(result, as_json, lambda: moment_text(result, tz))
+    from mama_core.memory.results import TimelineResult
+
+    result = obj.owner_read(TimelineResult, "memory.timeline", payload)
+    _emit(result.to_wire(), as_json, lambda: moment_text(result, tz))
 
 
-def _emit(result: dict[str, Any], as_json: bool, text: Any) -> None:
+def _emit(result: JsonObject, as_json: bool, text: Any) -> None:
     click.echo(json_text(result) if as_json else text())
 
 
@@ -209,44 +215,43 @@ def actor_text(actor: dict[str, Any]) -> str:
     return f"{what} {name}" if name else what
 
 
-def moment_text(result: dict[str, Any], zone: ZoneInfo) -> str:
+def moment_text(result: TimelineResult, zone: ZoneInfo) -> str:
     """What held (or changed) at the asked time or over the asked span."""
     heading = []
-    if result.get("valid_at"):
-        heading.append(f"held at {local_time(result['valid_at'], zone)}")
-    if result.get("from_time"):
+    if result.valid_at:
+        heading.append(f"held at {local_time(result.valid_at, zone)}")
+    if result.from_time and result.to_time:  # a range has both ends
         heading.append(
-            f"held or changed from {local_time(result['from_time'], zone)} "
-            f"to {local_time(result['to_time'], zone)}"
+            f"held or changed from {local_time(result.from_time, zone)} "
+            f"to {local_time(result.to_time, zone)}"
         )
-    if result.get("as_recorded_at"):
-        heading.append(f"as MAMA knew it at {local_time(result['as_recorded_at'], zone)}")
+    if result.as_recorded_at:
+        heading.append(f"as MAMA knew it at {local_time(result.as_recorded_at, zone)}")
     if not heading:
         heading.append("held now")
-    records = result["records"]
+    records = result.records
     head = f"{', '.join(heading)} ({zone.key}):"
     if not records:
         return f"{head} nothing"
     lines = [head]
     for record in records:
         notes = []
-        if record.get("status_then") and record["status_then"] != record["status"]:
-            notes.append(f"then {record['status_then']}")
-        if record.get("changed_in_range"):
+        if record.status_then and record.status_then != record.status:
+            notes.append(f"then {record.status_then}")
+        if record.changed_in_range:
             notes.append("changed in the range")
         note = f" ({', '.join(notes)})" if notes else ""
-        until = record.get("valid_until_then", record.get("valid_until"))
-        valid = f"valid {local_time(record['valid_from'], zone)} to "
+        until = record.valid_until_then
+        valid = f"valid {local_time(record.valid_from, zone)} to "
         valid += local_time(until, zone) if until else "open"
         lines.append(
             terminal_text(
-                f"  #{record['id']} [{record['kind']}] {record['status']}{note}  {valid}: "
-                f"{record['summary']}"
+                f"  #{record.id} [{record.kind}] {record.status}{note}  {valid}: {record.summary}"
             )
         )
-    if result["events"]:
+    if result.events:
         lines.append("events:")
-        lines += [f"  {event_line(e, zone)}" for e in result["events"]]
+        lines += [f"  {event_line(e, zone)}" for e in result.events]
     return "\n".join(lines)
 
 

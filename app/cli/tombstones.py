@@ -8,15 +8,19 @@ Both are owner actions through the catalog (``tombstone.list``,
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.context import CliContext
 from app.cli.display import json_text, terminal_text
 from app.cli.params import ROW_ID
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.inputs import LiftInput
+
+if TYPE_CHECKING:
+    from mama_core.memory.results import Actor, TombstoneEntry
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
@@ -33,12 +37,14 @@ def tombstones() -> None:
 @click.pass_obj
 def list_command(obj: CliContext, active_only: bool, limit: int, as_json: bool) -> None:
     """List tombstones, newest first: what each blocks, who made it, whether lifted."""
-    payload: dict[str, Any] = {"limit": limit, "include_lifted": not active_only}
-    result = obj.owner_dispatch("tombstone.list", payload)
+    from mama_core.memory.results import TombstoneListResult
+
+    payload: JsonObject = {"limit": limit, "include_lifted": not active_only}
+    result = obj.owner_read(TombstoneListResult, "tombstone.list", payload)
     if as_json:
-        click.echo(json_text(result))
+        click.echo(json_text(result.to_wire()))
         return
-    entries = result.get("tombstones", [])
+    entries = result.tombstones
     if not entries:
         click.echo("no tombstones")
         return
@@ -60,35 +66,32 @@ def lift_command(obj: CliContext, tombstone_id: int, reason: str, as_json: bool)
     click.echo(f"lifted tombstone {tombstone_id} (event {receipt.event_id}){replay}")
 
 
-def entry_text(entry: dict[str, Any]) -> str:
+def entry_text(entry: TombstoneEntry) -> str:
     """A tombstone as a few lines for a person."""
-    if entry.get("text_erased"):
+    if entry.text_erased:
         blocks = "(text erased; its fingerprint still blocks the same words)"
-    elif entry.get("text") is None:
+    elif entry.text is None:
         blocks = "(text unknown)"
     else:
-        blocks = json.dumps(entry["text"], ensure_ascii=False)
-    record = f" from #{entry['judgment_id']}" if entry.get("judgment_id") is not None else ""
-    state = "active" if not entry.get("lifted") else "lifted"
+        blocks = json.dumps(entry.text, ensure_ascii=False)
+    record = f" from #{entry.judgment_id}" if entry.judgment_id is not None else ""
+    state = "active" if not entry.lifted else "lifted"
     lines = [
-        f"tombstone {entry['id']} [{state}]{record}: {blocks}",
-        f"  scopes: {', '.join(entry.get('scopes') or []) or '-'}",
-        f"  made by {actor_text(entry.get('created_by') or {})} "
-        f"at {entry.get('created_at')} ({entry.get('made_by_action')})",
-        f"  reason: {entry.get('reason')}",
+        f"tombstone {entry.id} [{state}]{record}: {blocks}",
+        f"  scopes: {', '.join(entry.scopes) or '-'}",
+        f"  made by {actor_text(entry.created_by)} at {entry.created_at} ({entry.made_by_action})",
+        f"  reason: {entry.reason}",
     ]
-    if entry.get("lifted"):
-        why = f": {entry['lift_reason']}" if entry.get("lift_reason") else ""
-        lines.append(
-            f"  lifted by {actor_text(entry.get('lifted_by') or {})} at {entry.get('lifted_at')}"
-            + why
-        )
+    if entry.lifted:
+        why = f": {entry.lift_reason}" if entry.lift_reason else ""
+        lines.append(f"  lifted by {actor_text(entry.lifted_by)} at {entry.lifted_at}" + why)
     return "\n".join(terminal_text(line) for line in lines)
 
 
-def actor_text(actor: dict[str, Any]) -> str:
+def actor_text(actor: Actor | None) -> str:
     """``the owner (cli)``, ``the agent claude-code (owner_message)``."""
     from mama_core.memory.tombstones import describe_actor
 
-    turn = actor.get("turn")
-    return describe_actor(actor) + (f" ({turn})" if turn else "")
+    if actor is None:
+        return describe_actor({})
+    return describe_actor(actor.model_dump()) + (f" ({actor.turn})" if actor.turn else "")

@@ -83,6 +83,7 @@ from app.connectors.base import (
 from app.connectors.slack_cursor import SlackCursor, is_ts, max_ts, ts_key, ts_of_seconds, ts_time
 from app.connectors.slack_errors import SlackRefused, WaitOutShortRateLimits, translate
 from app.connectors.slack_text import mentioned_users, render
+from mama_core.json_types import JsonObject
 
 DEFAULT_BASE_URL = "https://slack.com/api/"
 REQUEST_TIMEOUT = 30
@@ -191,7 +192,7 @@ class _Run:
     """True when an item was left for the next poll because the budget ran out."""
 
 
-PageFn = Callable[[str | None], Awaitable[dict[str, Any]]]
+PageFn = Callable[[str | None], Awaitable[JsonObject]]
 
 
 class SlackConnector:
@@ -401,7 +402,7 @@ class SlackConnector:
         text = render(raw, lambda u: self._users.get(u, u), self._channel_names)
         thread_ts = message.get("thread_ts")
         permalink = f"{team.url}archives/{channel.id}/p{ts.replace('.', '')}"
-        metadata: dict[str, Any] = {"channel_id": channel.id, "ts": ts, "user_id": user_id}
+        metadata: JsonObject = {"channel_id": channel.id, "ts": ts, "user_id": user_id}
         if thread_ts:
             metadata["thread_ts"] = thread_ts
             if thread_ts != ts:
@@ -472,7 +473,7 @@ class SlackConnector:
     # --- reading pages ----------------------------------------------------
 
     def _history(self, channel: _Channel, oldest: str, latest: str | None = None) -> PageFn:
-        async def page(cursor: str | None) -> dict[str, Any]:
+        async def page(cursor: str | None) -> JsonObject:
             return await self._guard(
                 self._api().conversations_history(
                     channel=channel.id,
@@ -489,7 +490,7 @@ class SlackConnector:
         return page
 
     def _replies(self, channel: _Channel, parent: str, oldest: str) -> PageFn:
-        async def page(cursor: str | None) -> dict[str, Any]:
+        async def page(cursor: str | None) -> JsonObject:
             return await self._guard(
                 self._api().conversations_replies(
                     channel=channel.id,
@@ -507,7 +508,7 @@ class SlackConnector:
 
     async def _read(
         self, page: PageFn, after: str, need: int | None
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[JsonObject], bool]:
         """The messages newer than ``after``, oldest first, and whether that is all of them.
 
         Stops early once ``need`` messages that would be items are held, but only after
@@ -515,7 +516,7 @@ class SlackConnector:
         forward from ``oldest``); if pages ever come newest-first, it reads to the end
         instead, so stopping early can never leave an older message behind.
         """
-        held: dict[str, dict[str, Any]] = {}
+        held: dict[str, JsonObject] = {}
         newest: tuple[int, int] | None = None
         pages = 0  # pages that held messages: the direction shows from the second on
         forward = True
@@ -678,7 +679,7 @@ class SlackConnector:
 
     async def _guard(
         self, call: Awaitable[AsyncSlackResponse], method: str, channel: str | None = None
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Await one Web API call; every failure becomes a ConnectorError with one line."""
         try:
             response = await call
@@ -741,7 +742,7 @@ def _by_bot(message: Mapping[str, Any]) -> bool:
     return bool(message.get("bot_id")) or message.get("subtype") == "bot_message"
 
 
-def _ordered(held: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _ordered(held: Mapping[str, JsonObject]) -> list[JsonObject]:
     return [held[ts] for ts in sorted(held, key=ts_key)]
 
 

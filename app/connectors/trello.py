@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import httpx
 
 from app.connectors.base import Batch, BrokenParts, ConnectorError, Item, Problem
+from mama_core.json_types import JsonObject
 from mama_core.scopes.names import is_scope_name
 
 OPTIONS_HELP: dict[str, str] = {
@@ -122,14 +123,14 @@ class Trello:
         self._missing: list[str] = []
         """Picked boards the last resolution could not find (looked for again each poll)."""
         self._member: str | None = None
-        self._backlog: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+        self._backlog: dict[str, tuple[str, list[JsonObject]]] = {}
 
     # --- the protocol ---------------------------------------------------
 
     async def poll(self, cursor: str | None, limit: int) -> Batch:
         state: dict[str, str] = json.loads(cursor) if cursor else {}
         source = await self._source()
-        pending: list[tuple[str, dict[str, Any], str, str]] = []
+        pending: list[tuple[str, JsonObject, str, str]] = []
         broken = BrokenParts()
         boards = await self._boards(broken)
         for board_id, board_name in boards:
@@ -184,7 +185,7 @@ class Trello:
 
     # --- the API --------------------------------------------------------
 
-    async def _get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+    async def _get(self, path: str, params: JsonObject | None = None) -> Any:
         try:
             response = await self._client.get(
                 path.lstrip("/"), params={**(params or {}), **self._auth}
@@ -258,7 +259,7 @@ class Trello:
                 raise error
         return self._resolved
 
-    async def _window(self, board_id: str, since: str | None) -> list[dict[str, Any]]:
+    async def _window(self, board_id: str, since: str | None) -> list[JsonObject]:
         """The actions after ``since``: the backlog of the last poll (if it was read from
         this same cursor) plus what is newer than it, else the whole window."""
         backlog = self._backlog.get(board_id)
@@ -269,14 +270,14 @@ class Trello:
         newer = await self._actions(board_id, str(newest["id"]))
         return kept + newer
 
-    async def _actions(self, board_id: str, since: str | None) -> list[dict[str, Any]]:
+    async def _actions(self, board_id: str, since: str | None) -> list[JsonObject]:
         """Every action of the window (since ``since``, or ``since_days`` ago), newest first."""
-        params: dict[str, Any] = {
+        params: JsonObject = {
             "filter": ",".join(ACTION_TYPES),
             "limit": self.page_size,
             "since": since or (self.clock() - timedelta(days=self.since_days)).isoformat(),
         }
-        found: list[dict[str, Any]] = []
+        found: list[JsonObject] = []
         seen: set[str] = set()
         while True:
             page = await self._get(f"boards/{board_id}/actions", params)
@@ -291,7 +292,7 @@ class Trello:
             params = {**params, "before": str(fresh[-1]["id"])}
 
 
-def _order(pending: tuple[str, dict[str, Any], str, str]) -> tuple[str, str]:
+def _order(pending: tuple[str, JsonObject, str, str]) -> tuple[str, str]:
     return (str(pending[1].get("date", "")), str(pending[1].get("id", "")))
 
 
@@ -372,7 +373,7 @@ def describe(action: Mapping[str, Any]) -> str:
 def _item(action: Mapping[str, Any], board_name: str, source: str, board_id: str) -> Item:
     data: Mapping[str, Any] = action.get("data") or {}
     card: Mapping[str, Any] = data.get("card") or {}
-    metadata: dict[str, Any] = {"type": action.get("type"), "board_id": board_id}
+    metadata: JsonObject = {"type": action.get("type"), "board_id": board_id}
     if card.get("id"):
         metadata["card_id"] = card["id"]
     if card.get("shortLink"):

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mama_core.memory.evidence import evidence_line
 from mama_core.memory.inputs import OWNER_PARTY
+from mama_core.memory.results import OwnerSettingsResult, PendingChange
 from mama_core.memory.verbs import Verb, may
 from mama_core.model import Status
 
@@ -135,29 +136,29 @@ def change_card_text(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def setting_change_card_text(change: dict[str, Any]) -> str:
+def setting_change_card_text(change: PendingChange) -> str:
     """A change the agent proposed to the owner's settings (a change proposal as the
     owner reads it): what it would set, who proposes it, and where it came from."""
-    by: dict[str, Any] = change.get("proposed_by") or {}
+    by = change.proposed_by or {}
     who = by.get("name") or "the agent"
     when = _TURNS.get(str(by.get("turn")), "")
     origin = " after reading words you did not write" if by.get("tainted") else ""
     lines = [
-        f"**Proposed change to your settings** (change {change.get('id')})",
-        f"{who} proposes to {change.get('description', '')}",
+        f"**Proposed change to your settings** (change {change.id})",
+        f"{who} proposes to {change.description or ''}",
         f"_Proposed {when}{origin}. Approve applies it as your own change; Reject leaves "
         "your settings as they are._".replace("  ", " "),
     ]
     return "\n".join(lines)
 
 
-def settings_line(settings: dict[str, Any]) -> str:
+def settings_line(settings: OwnerSettingsResult) -> str:
     """``Now: timezone Europe/Berlin; daily brief on, mon, fri at 07:45.``"""
-    brief: dict[str, Any] = settings.get("brief") or {}
-    state = "on" if brief.get("enabled") else "off"
-    days = ", ".join(brief.get("days") or []) or "no days"
-    zone = settings.get("timezone") or "not set"
-    return f"Now: timezone {zone}; daily brief {state}, {days} at {brief.get('time')}."
+    brief = settings.brief
+    state = "on" if brief.enabled else "off"
+    days = ", ".join(brief.days) or "no days"
+    zone = settings.timezone or "not set"
+    return f"Now: timezone {zone}; daily brief {state}, {days} at {brief.time}."
 
 
 def record_body(record: dict[str, Any]) -> list[str]:

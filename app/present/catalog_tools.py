@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mama_core.errors import MamaError
+from mama_core.json_types import JsonObject
 from mama_core.memory import Catalog, Engine, Grant, SessionFacts
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,9 @@ class ToolSpec:
     name: str
     action: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
     read_only: bool = False
-    output_schema: dict[str, Any] | None = None
+    output_schema: JsonObject | None = None
     """The JSON schema of a successful result (a read's result model), if it has one."""
 
 
@@ -51,8 +52,8 @@ def catalog_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    input_schema: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
+    input_schema: JsonObject | None = None,
+    output_schema: JsonObject | None = None,
 ) -> ToolSpec:
     """The tool for ``action``: the catalog's description and schemas unless overridden
     (only where the tool is not the bare action)."""
@@ -76,19 +77,19 @@ def agent_tools(engine: Engine, grant: Grant) -> list[ToolSpec]:
     ]
 
 
-def error_body(code: str, message: str, details: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def error_body(code: str, message: str, details: Mapping[str, Any] | None = None) -> JsonObject:
     """The one shape of a tool error: ``{"error": {"code", "message", "details"?}}``."""
-    error: dict[str, Any] = {"code": code, "message": message}
+    error: JsonObject = {"code": code, "message": message}
     if details:
         error["details"] = dict(details)
     return {"error": error}
 
 
-def advertised_output_schema(result_schema: dict[str, Any]) -> dict[str, Any]:
+def advertised_output_schema(result_schema: JsonObject) -> JsonObject:
     """The ``outputSchema`` a tool advertises: its result's schema, or the error body
     (a client may check an error result's structured content against it too)."""
     result = dict(result_schema)
-    defs: dict[str, Any] = dict(result.pop("$defs", {}))
+    defs: JsonObject = dict(result.pop("$defs", {}))
     defs["ToolResult"] = result
     defs["ToolError"] = ERROR_SCHEMA
     return {
@@ -98,7 +99,7 @@ def advertised_output_schema(result_schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-ERROR_SCHEMA: dict[str, Any] = {
+ERROR_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         "error": {
@@ -127,11 +128,11 @@ class ToolCall:
     """What one tool call returned: the result (or the error body) and whether it failed."""
 
     tool: str
-    result: dict[str, Any]
+    result: JsonObject
     is_error: bool
 
     @property
-    def error(self) -> dict[str, Any]:
+    def error(self) -> JsonObject:
         """The error's ``code``, ``message`` and ``details`` (empty on success)."""
         return dict(self.result.get("error") or {}) if self.is_error else {}
 

@@ -134,7 +134,7 @@ class Sender:
             log.info("the settings change of card %s was decided before it left", key)
             return None
         return OutgoingMessage(
-            setting_change_card_text(change.as_dict(for_owner=True)),
+            setting_change_card_text(change.shown(for_owner=True)),
             review_change_id=change.id,
         )
 

@@ -91,6 +91,7 @@ from mama_core.memory import Engine, Grant, SessionFacts
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.edit_approval import edited_save
 from mama_core.memory.inputs import ApproveInput, RejectInput
+from mama_core.memory.results import OwnerSettingsResult
 from mama_core.model import Kind, Status
 
 log = logging.getLogger(__name__)
@@ -546,7 +547,9 @@ class TelegramGateway:
             return
         done = BUTTONS[verb][1]
         await query.answer(f"{done} change {change_id}.")
-        settings = await self.engine.dispatch_async("owner.settings", {}, facts, Grant.owner())
+        settings = await asyncio.to_thread(
+            self.engine.read_as, OwnerSettingsResult, "owner.settings", {}, facts, Grant.owner()
+        )
         line = f"{done} by you, event #{receipt.event_id}. {settings_line(settings)}"
         with contextlib.suppress(TelegramError):
             await query.edit_message_text(

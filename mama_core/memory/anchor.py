@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from mama_core.json_types import JsonObject
 from mama_core.memory.events import ChainHead
 from mama_core.store.connection import Connection
 from mama_core.store.secret import StoreSecret
@@ -33,8 +34,8 @@ class ChainAnchor:
     mac: str
     observations: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {
             "store_id": self.store_id,
             "event_id": self.event_id,
             "hash": self.hash,
@@ -45,7 +46,7 @@ class ChainAnchor:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ChainAnchor:
+    def from_json(cls, data: JsonObject) -> ChainAnchor:
         observations = data.get("observations")
         return cls(
             str(data["store_id"]),

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 import mama_core.memory.actions  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers every verb)
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import REGISTRY, ActionSpec
 
 OWNER_ONLY_ACTIONS: frozenset[str] = REGISTRY.owner_only_actions()
@@ -29,10 +30,10 @@ class Catalog:
     def __init__(self, specs: Iterable[ActionSpec[Any]] | None = None) -> None:
         chosen = REGISTRY.values() if specs is None else specs
         self.actions: Mapping[str, ActionSpec[Any]] = MappingProxyType({s.name: s for s in chosen})
-        self._schemas: dict[str, dict[str, Any]] = {}
-        self._output_schemas: dict[str, dict[str, Any]] = {}
+        self._schemas: dict[str, JsonObject] = {}
+        self._output_schemas: dict[str, JsonObject] = {}
 
-    def json_schema(self, name: str) -> dict[str, Any]:
+    def json_schema(self, name: str) -> JsonObject:
         """The JSON schema of an action's input, as shown to MCP clients and agents (a
         copy the caller may change)."""
         # Made once per action: pydantic builds a schema in about a millisecond, and every
@@ -42,7 +43,7 @@ class Catalog:
             schema = self._schemas[name] = self.actions[name].input_model.model_json_schema()
         return copy.deepcopy(schema)
 
-    def output_schema(self, name: str) -> dict[str, Any] | None:
+    def output_schema(self, name: str) -> JsonObject | None:
         """The JSON schema of a read's result (its result model's), or None for a
         mutation or a read without one (a copy the caller may change)."""
         model = self.actions[name].result_model

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 from mama_core.errors import MamaError
+from mama_core.json_types import JsonObject
 from mama_core.model import ChangeSet
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
@@ -39,7 +40,7 @@ def changes_of_event(row: tuple[Any, ...]) -> ChangeSet:
     """The change-set of one event row ``(id, action, command_id, payload)``."""
     event_id, action, command_id, payload_json = row
     loaded: Any = json.loads(payload_json)
-    payload = cast(dict[str, Any], loaded) if isinstance(loaded, dict) else {}
+    payload = cast(JsonObject, loaded) if isinstance(loaded, dict) else {}
     transitions = payload.get("transitions")
     touched = payload.get("touched")
     return ChangeSet.from_transitions(

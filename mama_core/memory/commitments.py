@@ -19,13 +19,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from mama_core import clock
 from mama_core.errors import InvalidTransitionError, OwnerTurnRequiredError
 from mama_core.memory.inputs import OWNER_PARTY, CommitmentTerms
-from mama_core.memory.results import CommitmentEntry
+from mama_core.memory.results import CommitmentEntry, CommitmentTermsView
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment, Kind, Status
 from mama_core.scopes.bindings import scope_names_column
@@ -143,19 +143,19 @@ def load_terms(conn: Connection, judgment_id: int) -> Terms | None:
     )
 
 
-def terms_dict(conn: Connection, judgment_id: int) -> dict[str, Any] | None:
+def terms_view(conn: Connection, judgment_id: int) -> CommitmentTermsView | None:
     """A commitment record's terms as readers see them (None: not a commitment's)."""
     terms = load_terms(conn, judgment_id)
     if terms is None:
         return None
-    return {
-        "owed_by": terms.owed_by,
-        "owed_to": terms.owed_to,
-        "due_at": terms.due_at,
-        "due_tz": terms.due_tz,
-        "state": terms.state,
-        "source_observations": list(terms.sources),
-    }
+    return CommitmentTermsView(
+        owed_by=terms.owed_by,
+        owed_to=terms.owed_to,
+        due_at=terms.due_at,
+        due_tz=terms.due_tz,
+        state=terms.state,
+        source_observations=list(terms.sources),
+    )
 
 
 def open_terms(conn: Connection, target: Judgment, doing: str) -> Terms:
@@ -181,7 +181,16 @@ def open_terms(conn: Connection, target: Judgment, doing: str) -> Terms:
     return terms
 
 
-def erase_terms(tx: Tx, judgment_id: int) -> dict[str, Any] | None:
+class ErasedTerms(TypedDict):
+    """What a purge erases of a commitment's terms (hashed into its event)."""
+
+    owed_by: str
+    owed_to: str
+    due_at: str | None
+    due_tz: str | None
+
+
+def erase_terms(tx: Tx, judgment_id: int) -> ErasedTerms | None:
     """Erase the terms of a purged commitment record (the names and the due); return
     what was erased, for the purge's keyed hash (None: it had none)."""
     terms = load_terms(tx.conn, judgment_id)

@@ -28,6 +28,7 @@ from mama_core.action_registry import ACTIONS, ActionRegistry
 from mama_core.canonical import canonical_hash
 from mama_core.embeddings.base import MINILM_SCALE
 from mama_core.errors import InvalidInputError, NotGrantedError, UnknownActionError
+from mama_core.json_types import JsonObject
 from mama_core.memory import ownership
 from mama_core.memory.config import EngineConfig
 from mama_core.memory.restatements import NearRecords
@@ -96,7 +97,7 @@ class Env:
 
 MutationHandler = Callable[[Call[InputT], Env], Command]
 """A mutation's handler: prepares (outside the transaction) the writer command."""
-ReadHandler = Callable[[Connection, Call[InputT], Env], ActionResult | dict[str, Any]]
+ReadHandler = Callable[[Connection, Call[InputT], Env], ActionResult]
 """A read's handler: runs on a pooled read connection and returns the result (its
 result model, or for reads not yet given one, the wire dict)."""
 
@@ -120,7 +121,7 @@ class ActionSpec(Generic[InputT]):
     """A read's handler (not ``mutates``)."""
     result_model: type[ActionResult] | None = None
     """A read's result model (its handler's return annotation), also its tool's output
-    schema; None for a mutation (a receipt) or a read not yet given one."""
+    schema; None for a mutation (a receipt)."""
 
     def command(self, call: Call[Any], env: Env) -> Command:
         """The writer command for ``call`` of this mutation."""
@@ -128,14 +129,11 @@ class ActionSpec(Generic[InputT]):
             raise TypeError(f"{self.name} is a read, not a mutation")
         return self.build(call, env)
 
-    def run_read(self, conn: Connection, call: Call[Any], env: Env) -> dict[str, Any]:
+    def run_read(self, conn: Connection, call: Call[Any], env: Env) -> JsonObject:
         """The result of ``call`` of this read on ``conn``, in its wire form."""
-        result = self.run_read_result(conn, call, env)
-        return result.to_wire() if isinstance(result, ActionResult) else result
+        return self.run_read_result(conn, call, env).to_wire()
 
-    def run_read_result(
-        self, conn: Connection, call: Call[Any], env: Env
-    ) -> ActionResult | dict[str, Any]:
+    def run_read_result(self, conn: Connection, call: Call[Any], env: Env) -> ActionResult:
         """The result of ``call`` of this read on ``conn``, as its handler returned it."""
         if self.query is None:
             raise TypeError(f"{self.name} is a mutation, not a read")
@@ -184,7 +182,7 @@ def _result_model(handler: Callable[..., object]) -> type[ActionResult] | None:
     return None
 
 
-ResultT = TypeVar("ResultT", bound=ActionResult | dict[str, Any])
+ResultT = TypeVar("ResultT", bound=ActionResult)
 
 
 def query(
@@ -241,7 +239,7 @@ def spec_for_input_type(model: type[InputT]) -> ActionSpec[InputT]:
 def command_for(
     call: Call[Any],
     apply: Callable[[Tx], Applied],
-    after_commit: Callable[[Connection], dict[str, Any] | None] | None = None,
+    after_commit: Callable[[Connection], JsonObject | None] | None = None,
 ) -> Command:
     """The writer command that carries out ``call`` with ``apply``."""
     return Command(

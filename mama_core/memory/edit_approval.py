@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mama_core.json_types import JsonObject
 from mama_core.memory import verbs
 from mama_core.memory.dispatcher import parse_input
 from mama_core.memory.evidence import evidence_ids
@@ -41,11 +42,11 @@ def edited_save(record: Mapping[str, Any], summary: str) -> SaveInput:
     return parse_input(SaveInput, **fields)
 
 
-def carried(record: Mapping[str, Any], kind: str) -> dict[str, Any]:
+def carried(record: Mapping[str, Any], kind: str) -> JsonObject:
     """What the owner's edit keeps of proposal ``record`` beyond its words, as
     ``memory.save`` fields: the items it rests on, and (still a commitment) its terms,
     its due in the zone it was given in."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     cited = evidence_ids(record.get("provenance") or {})
     terms: Mapping[str, Any] | None = record.get("commitment")
     listed: list[Any] = list((terms or {}).get("source_observations") or [])

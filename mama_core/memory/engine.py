@@ -22,6 +22,7 @@ import numpy as np
 
 from mama_core.embeddings.base import PASSAGE, Embedder, score_scale
 from mama_core.errors import EngineError, MamaError
+from mama_core.json_types import JsonObject
 from mama_core.memory.anchor import (
     AnchorKeeper,
     anchor_for,
@@ -140,7 +141,7 @@ class Engine:
         payload: Mapping[str, Any],
         session: SessionFacts,
         grant: Grant,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Run one action for a caller; a mutation returns its receipt, a read its result.
 
         Raises a ``MamaError`` subclass (see ``mama_core.errors``) on refusal.
@@ -199,7 +200,7 @@ class Engine:
             raise TypeError(f"{action} returns {type(result).__name__}, not {model.__name__}")
         return result
 
-    def read(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> dict[str, Any]:
+    def read(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> JsonObject:
         """Run the read whose input ``inp`` is (``SearchInput`` is memory.search ...)."""
         call = self._prepare_input(inp, session, grant)
         if call.spec.mutates:
@@ -212,9 +213,7 @@ class Engine:
         """``mutate`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.mutate, inp, session, grant)
 
-    async def read_async(
-        self, inp: ActionInput, session: SessionFacts, grant: Grant
-    ) -> dict[str, Any]:
+    async def read_async(self, inp: ActionInput, session: SessionFacts, grant: Grant) -> JsonObject:
         """``read`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.read, inp, session, grant)
 
@@ -237,7 +236,7 @@ class Engine:
             raise EngineError("The memory engine is closed.")
         return prepare_input(self.catalog, inp, session, grant)
 
-    def _read(self, call: Call[Any]) -> dict[str, Any]:
+    def _read(self, call: Call[Any]) -> JsonObject:
         with self._readers.borrow() as conn:
             return call.spec.run_read(conn, call, self._env)
 
@@ -247,7 +246,7 @@ class Engine:
         payloads: list[Mapping[str, Any]],
         session: SessionFacts,
         grant: Grant,
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         """Run one mutating action for many payloads in ONE transaction (an import).
 
         Each payload is validated and permitted exactly as ``dispatch`` would, and
@@ -287,7 +286,7 @@ class Engine:
         payload: Mapping[str, Any],
         session: SessionFacts,
         grant: Grant,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """``dispatch`` awaited from asyncio; the work runs off the event loop."""
         return await asyncio.to_thread(self.dispatch, action, payload, session, grant)
 

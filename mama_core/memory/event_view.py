@@ -14,13 +14,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from mama_core.json_types import JsonObject
 from mama_core.memory.events import Event, event_texts, public_event
 from mama_core.scopes.grants import Grant
 from mama_core.scopes.reach import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
 
 
-def visible_events(conn: Connection, events: list[Event], grant: Grant) -> list[dict[str, Any]]:
+def visible_events(conn: Connection, events: list[Event], grant: Grant) -> list[JsonObject]:
     """``events`` as shown to a caller holding ``grant`` (see the module doc)."""
     texts = event_texts(conn, [e.id for e in events])  # reasons kept beside the chain
     if grant.all_scopes:
@@ -60,7 +61,7 @@ def _visible_ids(conn: Connection, ids: Iterable[int], grant: Grant) -> set[int]
 
 def _shown(
     event: Event, seen: set[int], grant: Grant, texts: dict[str, str | None] | None
-) -> dict[str, Any]:
+) -> JsonObject:
     shown = public_event(event, texts)
     if _mentioned_ids(event) <= seen:
         payload = dict(shown["payload"])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mama_core.canonical import canonical, sha256_hex
+from mama_core.json_types import JsonObject
 from mama_core.store.connection import Connection
 
 GENESIS_HASH = "0" * 64
@@ -37,13 +38,13 @@ class Event:
     id: int
     at: str
     action: str
-    actor: dict[str, Any]
+    actor: JsonObject
     command_id: str | None
     judgment_id: int | None
-    payload: dict[str, Any]
+    payload: JsonObject
     prev_hash: str
 
-    def hashed_fields(self) -> dict[str, Any]:
+    def hashed_fields(self) -> JsonObject:
         return {
             "id": self.id,
             "at": self.at,
@@ -125,7 +126,7 @@ def event_from_row(row: tuple[Any, ...]) -> tuple[Event, str]:
 EVENT_COLUMNS = "id, at, action, actor, command_id, judgment_id, payload, prev_hash, hash"
 
 
-def public_event(event: Event, texts: dict[str, str | None] | None = None) -> dict[str, Any]:
+def public_event(event: Event, texts: dict[str, str | None] | None = None) -> JsonObject:
     """An event as shown to callers (no hashes or row digests: they are for verification),
     with its reasons from ``texts`` (``field -> text``, None once erased)."""
     payload = {k: v for k, v in event.payload.items() if k not in ("rows", "format")}
@@ -159,7 +160,7 @@ def event_texts(conn: Connection, event_ids: list[int]) -> dict[int, dict[str, s
     return out
 
 
-def public_events(conn: Connection, events: list[Event]) -> list[dict[str, Any]]:
+def public_events(conn: Connection, events: list[Event]) -> list[JsonObject]:
     """``public_event`` of each, with the reasons that still exist."""
     texts = event_texts(conn, [e.id for e in events])
     return [public_event(e, texts.get(e.id)) for e in events]

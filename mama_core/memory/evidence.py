@@ -19,13 +19,15 @@ from typing import Any, cast
 import numpy as np
 
 from mama_core.errors import AlreadyRejectedError, NotFoundError
+from mama_core.json_types import JsonObject
 from mama_core.memory.actions.observation_reads import (
     COLUMNS,
     FACET_COLUMNS,
     FACETS_JOIN,
-    observation_dict,
+    observation_of,
     visible_clause,
 )
+from mama_core.memory.results import EvidenceItem
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.tombstones import normalise
 from mama_core.scopes.bindings import scope_predicate
@@ -66,7 +68,7 @@ def check_evidence(conn: Connection, ids: Sequence[int], grant: Grant) -> None:
         )
 
 
-def stamp(provenance: dict[str, Any], ids: Iterable[int]) -> dict[str, Any]:
+def stamp(provenance: JsonObject, ids: Iterable[int]) -> JsonObject:
     """``provenance`` with the cited refs (sorted, once each); unchanged when none."""
     unique = sorted(set(ids))
     if unique:
@@ -129,7 +131,7 @@ def refuse_if_rejected(
             )
 
 
-def evidence_items(conn: Connection, ids: Sequence[int], grant: Grant) -> list[dict[str, Any]]:
+def evidence_items(conn: Connection, ids: Sequence[int], grant: Grant) -> list[EvidenceItem]:
     """The cited observations as a reviewer sees them: ref, where, who, when and an
     excerpt (erased ones say so). Items ``grant`` cannot see are named by ref only."""
     if not ids:
@@ -141,26 +143,26 @@ def evidence_items(conn: Connection, ids: Sequence[int], grant: Grant) -> list[d
         f"WHERE o.id IN ({marks}) AND {visible}",
         (*ids, *params),
     ).fetchall()
-    found = {int(r[0]): observation_dict(r) for r in rows}
-    out: list[dict[str, Any]] = []
+    found = {int(r[0]): observation_of(r) for r in rows}
+    out: list[EvidenceItem] = []
     for observation_id in ids:
         item = found.get(observation_id)
         if item is None:
-            out.append({"ref": ref(observation_id), "visible": False})
+            out.append(EvidenceItem(ref=ref(observation_id), visible=False))
             continue
-        text = " ".join(item["text"].split())
+        text = " ".join(item.text.split())
         if len(text) > EXCERPT_CHARS:
             text = text[: EXCERPT_CHARS - 1] + "…"
         out.append(
-            {
-                "ref": ref(observation_id),
-                "visible": True,
-                "source": item["source"],
-                "channel": item.get("channel"),
-                "author": item["author"],
-                "at": item["received_at"],
-                "excerpt": "(erased by the owner)" if item["purged"] else text,
-            }
+            EvidenceItem(
+                ref=ref(observation_id),
+                visible=True,
+                source=item.source,
+                channel=item.channel,
+                author=item.author,
+                at=item.received_at,
+                excerpt="(erased by the owner)" if item.purged else text,
+            )
         )
     return out
 

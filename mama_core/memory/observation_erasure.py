@@ -14,7 +14,7 @@ could be guessed back from.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypedDict
 
 from mama_core.errors import InvalidTransitionError, NotFoundError
 from mama_core.memory.writer import Tx
@@ -119,6 +119,14 @@ def erase_observation(tx: Tx, observation_id: int) -> str:
     return digest
 
 
-def erase_observations(tx: Tx, observation_ids: list[int]) -> list[dict[str, Any]]:
+class ErasedObservation(TypedDict):
+    """One erased observation as a purge's event keeps it: its id and the keyed hash
+    of what was erased."""
+
+    id: int
+    hmac: str
+
+
+def erase_observations(tx: Tx, observation_ids: list[int]) -> list[ErasedObservation]:
     """Erase each observation (all or nothing with the transaction): ``[{id, hmac}]``."""
     return [{"id": oid, "hmac": erase_observation(tx, oid)} for oid in observation_ids]

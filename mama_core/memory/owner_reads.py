@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
+from mama_core.json_types import JsonObject
 from mama_core.memory.events import event_texts
 from mama_core.store.connection import Connection
 
@@ -26,9 +27,9 @@ class LoggedEvent:
     id: int
     at: str
     action: str
-    actor: dict[str, Any]
+    actor: JsonObject
     judgment_id: int | None
-    payload: dict[str, Any]
+    payload: JsonObject
     texts: dict[str, str | None]
 
 
@@ -82,12 +83,12 @@ def _logged(conn: Connection, rows: list[tuple[Any, ...]]) -> list[LoggedEvent]:
     ]
 
 
-def _loads(text: str | None) -> dict[str, Any]:
+def _loads(text: str | None) -> JsonObject:
     try:
         value = json.loads(text or "{}")
     except ValueError:
         return {}
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+    return cast(JsonObject, value) if isinstance(value, dict) else {}
 
 
 def continued_by(conn: Connection, ids: list[int]) -> dict[int, int]:

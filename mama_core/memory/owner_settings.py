@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from mama_core.errors import OwnerTurnRequiredError
+from mama_core.json_types import JsonObject
 from mama_core.memory.inputs import ActionInput, MutationInput, Reason
 from mama_core.session import SessionFacts
 from mama_core.store.connection import Connection
@@ -154,7 +155,7 @@ def require_owner_turn(action: str, session: SessionFacts) -> None:
         )
 
 
-def latest_values(conn: Connection) -> dict[str, Any]:
+def latest_values(conn: Connection) -> JsonObject:
     """The value in force for each key (the latest row), parsed from JSON."""
     rows = conn.execute(
         "SELECT key, value FROM owner_settings WHERE id IN "
@@ -163,15 +164,12 @@ def latest_values(conn: Connection) -> dict[str, Any]:
     return {str(key): json.loads(str(value)) for key, value in rows}
 
 
-def read_settings(conn: Connection) -> dict[str, Any]:
-    """The owner's settings as ``owner.settings`` returns them (defaults filled in)."""
+def read_settings(conn: Connection) -> tuple[str | None, BriefSettings]:
+    """The owner's timezone (None: not set) and daily brief settings (defaults filled in)."""
     values = latest_values(conn)
     timezone = values.get(TIMEZONE_KEY)
     brief = BriefSettings.model_validate(values.get(BRIEF_KEY) or {})
-    return {
-        "timezone": None if timezone is None else str(timezone),
-        "brief": brief.model_dump(mode="json"),
-    }
+    return (None if timezone is None else str(timezone)), brief
 
 
 def append_setting(conn: Connection, key: str, value: Any, event_id: int, at: str) -> int:

@@ -36,7 +36,17 @@ from mama_core.memory.person_names import (
     parse_author,
     words,
 )
-from mama_core.memory.results import CommitmentEntry, PersonListing
+from mama_core.memory.results import (
+    CommitmentEntry,
+    Meeting,
+    PersonAboutResult,
+    PersonCommitments,
+    PersonListing,
+    PersonMeetings,
+    PersonMemory,
+    PersonMessage,
+    PersonName,
+)
 from mama_core.scopes.bindings import scope_names_column
 from mama_core.scopes.grants import Grant
 from mama_core.scopes.reach import scope_filter, visible_scopes
@@ -56,12 +66,11 @@ class Person:
     keys: frozenset[str]
     joined_by_owner: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "aliases": self.aliases,
-            "joined_by_owner": self.joined_by_owner,
-        }
+    def named(self) -> PersonName:
+        """Who they are, as a read shows it."""
+        return PersonName(
+            name=self.name, aliases=self.aliases, joined_by_owner=self.joined_by_owner
+        )
 
 
 @dataclass
@@ -78,18 +87,18 @@ class _Meeting:
     people: list[Identity]
     starts: datetime
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "observation_id": self.observation_id,
-            "source": self.source,
-            "external_id": self.external_id,
-            "title": self.title,
-            "start": self.start,
-            "end": self.end,
-            "all_day": self.all_day,
-            "status": self.status,
-            "scope": self.scope,
-        }
+    def shown(self) -> Meeting:
+        return Meeting(
+            observation_id=self.observation_id,
+            source=self.source,
+            external_id=self.external_id,
+            title=self.title,
+            start=self.start,
+            end=self.end,
+            all_day=self.all_day,
+            status=self.status,
+            scope=self.scope,
+        )
 
 
 @dataclass
@@ -369,7 +378,7 @@ def about(
     now: datetime,
     limit: int = 20,
     per_source: int = 5,
-) -> dict[str, Any]:
+) -> PersonAboutResult:
     """What ``grant`` may know about the person called ``name``: who they are (name and
     aliases), the memories that name them, open commitments owed by and to them, their
     latest messages per source, and meetings with them (upcoming first, then recent).
@@ -387,15 +396,15 @@ def about(
     index = NameIndex((k, "hit") for k in person.keys)
     memory_rows = [r for r in _memory_rows(conn, grant) if index.found_in(_memory_words(r))]
     memories = [
-        {
-            "id": int(r[0]),
-            "kind": str(r[1]),
-            "status": str(r[2]),
-            "summary": str(r[3]),
-            "recorded_at": str(r[6]),
-            "scopes": visible_scopes(str(r[7]).split("\x1f") if r[7] else [], grant),
-            "involvement": str(r[8]),
-        }
+        PersonMemory(
+            id=int(r[0]),
+            kind=str(r[1]),
+            status=str(r[2]),
+            summary=str(r[3]),
+            recorded_at=str(r[6]),
+            scopes=visible_scopes(str(r[7]).split("\x1f") if r[7] else [], grant),
+            involvement=str(r[8]),
+        )
         for r in memory_rows[:limit]
     ]
     owed_by = [r for r in directory.commitments if _parties_match(r, person.keys, "owed_by")]
@@ -417,20 +426,17 @@ def about(
     known = any(k in directory.spellings and directory.visible(k) for k in person.keys)
     if not (known or memory_rows):
         raise UnknownPersonError(name, suggestions(people, name))
-    return {
-        "person": person.as_dict(),
-        "memories": memories,
-        "memories_total": len(memory_rows),
-        "commitments": {
-            "owed_by": [r.to_wire() for r in owed_by[:limit]],
-            "owed_to": [r.to_wire() for r in owed_to[:limit]],
-        },
-        "messages": messages,
-        "meetings": {
-            "upcoming": [m.as_dict() for m in upcoming[:limit]],
-            "recent": [m.as_dict() for m in recent[:limit]],
-        },
-    }
+    return PersonAboutResult(
+        person=person.named(),
+        memories=memories,
+        memories_total=len(memory_rows),
+        commitments=PersonCommitments(owed_by=owed_by[:limit], owed_to=owed_to[:limit]),
+        messages=messages,
+        meetings=PersonMeetings(
+            upcoming=[m.shown() for m in upcoming[:limit]],
+            recent=[m.shown() for m in recent[:limit]],
+        ),
+    )
 
 
 def _ends(meeting: _Meeting) -> datetime:
@@ -440,7 +446,7 @@ def _ends(meeting: _Meeting) -> datetime:
 
 def _messages(
     conn: Connection, grant: Grant, authors: list[str], per_source: int
-) -> list[dict[str, Any]]:
+) -> list[PersonMessage]:
     """The latest ``per_source`` visible connector items of each source by ``authors``."""
     if not authors:
         return []
@@ -458,16 +464,16 @@ def _messages(
         (*params, *authors, per_source),
     ).fetchall()
     return [
-        {
-            "id": int(r[0]),
-            "source": str(r[1]),
-            "channel": str(r[2]),
-            "scope": str(r[3]),
-            "author": str(r[4]),
-            "text": str(r[5]),
-            "received_at": str(r[6]),
-            "external_id": str(r[7]),
-        }
+        PersonMessage(
+            id=int(r[0]),
+            source=str(r[1]),
+            channel=str(r[2]),
+            scope=str(r[3]),
+            author=str(r[4]),
+            text=str(r[5]),
+            received_at=str(r[6]),
+            external_id=str(r[7]),
+        )
         for r in rows
     ]
 

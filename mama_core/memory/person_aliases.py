@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
 from mama_core.errors import InvalidInputError, InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory.inputs import ActionInput, MutationInput
 from mama_core.memory.owner_settings import append_setting, latest_values
 from mama_core.memory.person_names import alias_key
@@ -81,7 +82,7 @@ class Joins:
         """The keys of the names kept apart (read for every name a source gives)."""
         return frozenset(alias_key(n) for n in self.apart)
 
-    def as_value(self) -> dict[str, Any]:
+    def as_value(self) -> JsonObject:
         return {"groups": [list(g) for g in self.groups], "apart": list(self.apart)}
 
     def joined(self, names: list[str]) -> Joins:

@@ -8,12 +8,12 @@ retired rows never crowd out believable ones.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mama_core.errors import NotGrantedError
 from mama_core.memory.dispatcher import Call
 from mama_core.memory.inputs import SearchInput
-from mama_core.memory.records import summary_dict
+from mama_core.memory.records import summary_of
+from mama_core.memory.results import JudgmentSummary
 from mama_core.model import Judgment, select_columns
 from mama_core.scopes.bindings import scopes_by_id
 from mama_core.scopes.grants import Grant
@@ -21,7 +21,7 @@ from mama_core.scopes.reach import read_scopes, scope_filter
 from mama_core.store.connection import Connection
 
 
-def search(conn: Connection, call: Call[SearchInput]) -> dict[str, Any]:
+def search(conn: Connection, call: Call[SearchInput]) -> list[JudgmentSummary]:
     """Run a memory.search with no words for ``call`` on a read connection."""
     inp = call.input
     statuses = ["active"]
@@ -36,8 +36,7 @@ def search(conn: Connection, call: Call[SearchInput]) -> dict[str, Any]:
     kinds = None if inp.kinds is None else sorted({k.value for k in inp.kinds})
     judgments = find(conn, grant, statuses, kinds, inp.limit)
     scopes = scopes_by_id(conn, [j.id for j in judgments])
-    results = [summary_dict(j, scopes.get(j.id, []), grant) for j in judgments]
-    return {"results": results, "count": len(results)}
+    return [summary_of(j, scopes.get(j.id, []), grant) for j in judgments]
 
 
 def find(

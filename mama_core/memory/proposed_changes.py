@@ -25,7 +25,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from mama_core.errors import InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import REGISTRY, Call, Env
+from mama_core.memory.results import PendingChange
 from mama_core.memory.writer import Applied, Tx
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
@@ -55,8 +57,8 @@ class ChangeProposal:
     id: int
     action: str
     judgment_id: int | None
-    payload: dict[str, Any]
-    proposed_by: dict[str, Any]
+    payload: JsonObject
+    proposed_by: JsonObject
     state: str
     created_at: str
     event_id: int
@@ -98,21 +100,21 @@ class ChangeProposal:
         why = f": {p['reason']}" if p.get("reason") else ""
         return f"link #{p.get('src')} {p.get('kind')} #{p.get('dst')}{why}"
 
-    def as_dict(self, for_owner: bool) -> dict[str, Any]:
+    def shown(self, for_owner: bool) -> PendingChange:
         """The change as a read shows it; an agent sees only that one is waiting."""
-        out: dict[str, Any] = {"id": self.id, "action": self.action, "state": self.state}
-        if for_owner:
-            out.update(
-                {
-                    "judgment_id": self.judgment_id,
-                    "setting": self.setting_key,
-                    "input": self.payload,
-                    "proposed_by": self.proposed_by,
-                    "created_at": self.created_at,
-                    "description": self.describe(),
-                }
-            )
-        return out
+        if not for_owner:
+            return PendingChange(id=self.id, action=self.action, state=self.state)
+        return PendingChange(
+            id=self.id,
+            action=self.action,
+            state=self.state,
+            judgment_id=self.judgment_id,
+            setting=self.setting_key,
+            input=self.payload,
+            proposed_by=self.proposed_by,
+            created_at=self.created_at,
+            description=self.describe(),
+        )
 
 
 def propose(tx: Tx, action: str, target: Judgment, inp: BaseModel) -> Applied:
@@ -147,7 +149,7 @@ def propose(tx: Tx, action: str, target: Judgment, inp: BaseModel) -> Applied:
     return Applied(target.id, event, receipt)
 
 
-def describe_setting_change(action: str, payload: dict[str, Any]) -> str:
+def describe_setting_change(action: str, payload: JsonObject) -> str:
     """``set your timezone to Pacific/Kiritimati: Bob asked`` or ``change the daily
     brief: off``: a proposed settings change in words."""
     why = f": {payload['reason']}" if payload.get("reason") else ""
@@ -186,12 +188,12 @@ def propose_setting(tx: Tx, action: str, key: str, inp: BaseModel) -> Applied:
         ),
     )
     change_id = int(cursor.lastrowid or 0)
-    event: dict[str, Any] = {
+    event: JsonObject = {
         "proposed_change": change_id,
         "setting": key,
         "change_hash": tx.keyed_hash({"action": action, "input": payload}),
     }
-    receipt: dict[str, Any] = {"proposed": True, "change_id": change_id, "setting": key}
+    receipt: JsonObject = {"proposed": True, "change_id": change_id, "setting": key}
     if older is not None:
         event["supersedes_change"] = older.id
         receipt["supersedes_change"] = older.id
@@ -278,7 +280,7 @@ def reject(tx: Tx, change: ChangeProposal, reason: str) -> Applied:
     _resolve(tx, change, "rejected")
     if change.judgment_id is not None:
         tx.touch(change.judgment_id)
-    payload: dict[str, Any] = {
+    payload: JsonObject = {
         "change_id": change.id,
         "change_action": change.action,
         "reason_hmac": tx.record_text("reason", reason),

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mama_core.json_types import JsonObject
 from mama_core.model import GUIDANCE_KINDS, Involvement, Kind, Status
 from mama_core.session import SessionFacts
 
 
-def provenance_of(session: SessionFacts) -> dict[str, Any]:
+def provenance_of(session: SessionFacts) -> JsonObject:
     """The provenance JSON stamped on a record written in ``session`` (``tainted`` and
     ``origin`` only when the turn carried outside words)."""
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "actor_kind": session.actor_kind.value,
         "actor_name": session.actor_name,
         "actor_version": session.actor_version,

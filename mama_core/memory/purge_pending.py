@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from mama_core.store import sqlcipher
 from mama_core.store.connection import Connection
@@ -102,7 +102,17 @@ def truncate_wal(conn: Connection) -> bool:
     return not busy
 
 
-def settle(conn: Connection) -> dict[str, Any]:
+class Settled(TypedDict):
+    """What settling a purge did: a purge receipt's post-commit fields."""
+
+    backups_removed: list[str]
+    backups_not_removed: list[str]
+    wal: str
+    """``truncated``, or ``pending`` while a reader holds the WAL."""
+    purge_pending: bool
+
+
+def settle(conn: Connection) -> Settled:
     """On the writer's connection, outside a transaction: remove backups, truncate the
     WAL, and clear the pending mark when both are done. Returns what happened."""
     db_path = store_file(conn)

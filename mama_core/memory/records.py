@@ -7,13 +7,13 @@ outside the caller's scopes is reported exactly like a missing one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mama_core.canonical import canonical_hash
 from mama_core.errors import NotFoundError
 from mama_core.memory.provenance import origin_line
-from mama_core.model import Judgment, select_columns
-from mama_core.scopes.bindings import scopes_of
+from mama_core.memory.results import JudgmentSummary
+from mama_core.model import Judgment, JudgmentContent, select_columns
 from mama_core.scopes.reach import scope_filter, visible_scopes
 from mama_core.store.connection import Connection
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mama_core.scopes.grants import Grant
 
 
-def content_hash(content: dict[str, Any]) -> str:
+def content_hash(content: JudgmentContent) -> str:
     """sha256 of the canonical JSON of a judgment's content."""
     return canonical_hash(content)
 
@@ -40,40 +40,25 @@ def load_visible(conn: Connection, judgment_id: int, grant: Grant) -> Judgment:
     return Judgment.from_row(row)
 
 
-def summary_dict(j: Judgment, scopes: list[str], grant: Grant) -> dict[str, Any]:
+def summary_of(j: Judgment, scopes: list[str], grant: Grant) -> JudgmentSummary:
     """A judgment as a search result or history entry."""
-    return {
-        "id": j.id,
-        "kind": j.kind,
-        "topic": j.topic,
-        "summary": j.summary,
-        "details": j.details,
-        "applies_when": j.applies_when,
-        "steps": j.steps,
-        "confidence": j.confidence,
-        "status": j.status,
-        "scopes": visible_scopes(scopes, grant),
-        "valid_from": j.valid_from,
-        "valid_until": j.valid_until,
-        "recorded_at": j.recorded_at,
-        "involvement": j.involvement,
-        "origin": origin_line(j.provenance, j.involvement, j.status),
-    }
-
-
-def full_dict(conn: Connection, j: Judgment, grant: Grant) -> dict[str, Any]:
-    """A judgment with everything a reader may see: provenance, outcome, successor."""
-    out = summary_dict(j, scopes_of(conn, j.id), grant)
-    out.update(
-        {
-            "superseded_by": j.superseded_by,
-            "outcome": j.outcome,
-            "provenance": j.provenance,
-            "command_id": j.command_id,
-            "content_hash": j.content_hash,
-        }
+    return JudgmentSummary(
+        id=j.id,
+        kind=j.kind,
+        topic=j.topic,
+        summary=j.summary,
+        details=j.details,
+        applies_when=j.applies_when,
+        steps=j.steps,
+        confidence=j.confidence,
+        status=j.status,
+        scopes=visible_scopes(scopes, grant),
+        valid_from=j.valid_from,
+        valid_until=j.valid_until,
+        recorded_at=j.recorded_at,
+        involvement=j.involvement,
+        origin=origin_line(j.provenance, j.involvement, j.status),
     )
-    return out
 
 
 def predecessors(conn: Connection, judgment_id: int) -> list[int]:

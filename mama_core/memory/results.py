@@ -9,9 +9,10 @@ out of the wire form unless the handler set it (``exclude_unset``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, JsonValue
+
+from mama_core.json_types import JsonObject
+from mama_core.memory.owner_settings import BriefSettings
 
 
 class ActionResult(BaseModel):
@@ -19,7 +20,7 @@ class ActionResult(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         """The result as agents, MCP clients and ``--json`` see it (a fresh dict)."""
         return self.model_dump(mode="json", exclude_unset=True)
 
@@ -100,6 +101,48 @@ class CheckpointListResult(ActionResult):
     count: int
 
 
+class CommitmentTermsView(ActionResult):
+    """A commitment record's terms as readers see them: who owes whom by when, and
+    whether it is open, done or dropped."""
+
+    owed_by: str
+    owed_to: str
+    due_at: str | None
+    due_tz: str | None
+    state: str
+    source_observations: list[int]
+
+
+class EvidenceItem(ActionResult):
+    """A cited observation as a reviewer sees it: ref, where, who, when and an excerpt.
+    One the reader cannot see carries only ``ref`` and ``visible`` (False)."""
+
+    ref: str
+    visible: bool
+    source: str | None = None
+    channel: str | None = None
+    author: str | None = None
+    at: str | None = None
+    excerpt: str | None = None
+    """``(erased by the owner)`` once purged."""
+
+
+class PendingChange(ActionResult):
+    """A change waiting for the owner's review. An agent sees only that one waits (id,
+    action, state); the owner sees what it would do, who proposed it and when."""
+
+    id: int
+    action: str
+    state: str
+    judgment_id: int | None = None
+    setting: str | None = None
+    """The owner setting it would change (a settings change), else None."""
+    input: dict[str, JsonValue] | None = None
+    proposed_by: dict[str, JsonValue] | None = None
+    created_at: str | None = None
+    description: str | None = None
+
+
 class JudgmentSummary(ActionResult):
     """A judgment as a search result, a history entry or a timeline record."""
 
@@ -164,13 +207,13 @@ class MemoryRecord(JudgmentSummary):
     content_hash: str
     restates: Restated | None = None
     """Only when its save matched a live record the reader may see."""
-    pending_change: dict[str, JsonValue] | None
+    pending_change: PendingChange | None
     """A change waiting for the owner's review (an agent sees only that one waits)."""
     allowed: list[str]
     """The verbs this reader may apply now (``verbs.allowed``)."""
-    evidence: list[dict[str, JsonValue]]
+    evidence: list[EvidenceItem]
     """The cited observations as the reader may see them."""
-    commitment: dict[str, JsonValue] | None = None
+    commitment: CommitmentTermsView | None = None
     """A commitment's terms (only on a commitment's records)."""
 
 
@@ -180,7 +223,7 @@ class HistoryEntry(JudgmentSummary):
     relation: str
     """``replaced`` or ``proposed_replacement``."""
     replaced_by: int
-    commitment: dict[str, JsonValue] | None = None
+    commitment: CommitmentTermsView | None = None
     """A commitment's terms at this step (only on a commitment's records)."""
 
 
@@ -230,7 +273,7 @@ class SearchHit(ActionResult):
     """Only on a replaced record reached through history."""
     also_said_as: list[SaidAs] | None = None
     """Only when other records in the top-k say the same thing."""
-    commitment: dict[str, JsonValue] | None = None
+    commitment: CommitmentTermsView | None = None
     """Only on a commitment: its terms."""
     allowed: list[str]
     """The verbs this reader may apply now (``verbs.allowed``)."""
@@ -258,6 +301,32 @@ class Observation(ActionResult):
     scope: str | None = None
     """A connector item's scope; None for the owner's messages and MAMA's replies."""
     metadata: dict[str, JsonValue] | None = None
+
+
+class QuotingObservation(Observation):
+    """An observation that quotes judgments: which ones, and why it counts as quoting."""
+
+    quotes: list[int]
+    """The judgment ids it quotes."""
+    why: list[str]
+    """``source``, ``reply``, ``text`` or ``words`` (``memory.quotes``)."""
+
+
+class QuotesResult(ActionResult):
+    """memory.quotes: the unpurged observations quoting a judgment (or its chain), oldest first."""
+
+    id: int
+    observations: list[QuotingObservation]
+
+
+class OwnerSettingsResult(ActionResult):
+    """owner.settings: the owner's timezone (None: not set) and daily brief; for the
+    owner, also the settings changes waiting for the owner's word."""
+
+    timezone: str | None
+    brief: BriefSettings
+    pending_changes: list[PendingChange] | None = None
+    """Only when the owner (or the owner's turn) reads it."""
 
 
 class ObservationListResult(ActionResult):
@@ -330,6 +399,79 @@ class PersonListing(ActionResult):
     """Open commitments."""
     messages: int
     meetings: int
+
+
+class PersonName(ActionResult):
+    """Who a person is: the name they are called by and every name they go by."""
+
+    name: str
+    aliases: list[str]
+    joined_by_owner: bool
+
+
+class PersonMemory(ActionResult):
+    """A memory that names a person."""
+
+    id: int
+    kind: str
+    status: str
+    summary: str
+    recorded_at: str
+    scopes: list[str]
+    involvement: str
+
+
+class PersonCommitments(ActionResult):
+    """Open commitments a person owes and is owed (as ``commitment.list`` lists them)."""
+
+    owed_by: list[CommitmentEntry]
+    owed_to: list[CommitmentEntry]
+
+
+class PersonMessage(ActionResult):
+    """One of a person's latest connector items."""
+
+    id: int
+    source: str
+    channel: str
+    scope: str
+    author: str
+    text: str
+    received_at: str
+    external_id: str
+
+
+class Meeting(ActionResult):
+    """A calendar event a person attends."""
+
+    observation_id: int
+    source: str
+    external_id: str
+    title: str
+    start: str
+    end: str | None
+    all_day: bool
+    status: str
+    scope: str
+
+
+class PersonMeetings(ActionResult):
+    """Meetings with a person: upcoming (soonest first), then recent (latest first)."""
+
+    upcoming: list[Meeting]
+    recent: list[Meeting]
+
+
+class PersonAboutResult(ActionResult):
+    """person.about: who they are, the memories that name them (at most ``limit``, of
+    ``memories_total``), open commitments, latest messages per source, meetings."""
+
+    person: PersonName
+    memories: list[PersonMemory]
+    memories_total: int
+    commitments: PersonCommitments
+    messages: list[PersonMessage]
+    meetings: PersonMeetings
 
 
 class PersonListResult(ActionResult):

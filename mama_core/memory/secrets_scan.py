@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from mama_core.errors import SecretRefusedError
+from mama_core.json_types import JsonObject
 from mama_core.memory.secret_generic import keyed_assignment, prefixed_token, random_token
 from mama_core.memory.secret_numbers import bank_account, card_number
 from mama_core.memory.secret_prose import stated_password
@@ -116,9 +117,7 @@ def scan_value(value: Any, path: str = "") -> Iterator[SecretFinding]:
             yield from scan_value(item, f"{path}[{index}]")
 
 
-def refuse_secrets(
-    payload: dict[str, Any], skip: frozenset[str] = frozenset({"command_id"})
-) -> None:
+def refuse_secrets(payload: JsonObject, skip: frozenset[str] = frozenset({"command_id"})) -> None:
     """Raise ``secret_refused`` if any string in ``payload`` looks like a secret."""
     for key, value in payload.items():
         if key in skip:

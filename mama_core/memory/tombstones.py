@@ -20,6 +20,7 @@ import numpy as np
 
 from mama_core.canonical import sha256_hex
 from mama_core.errors import InvalidTransitionError, NotFoundError, TombstonedError
+from mama_core.json_types import JsonObject
 from mama_core.memory.tombstone_match import near_duplicate
 from mama_core.memory.writer import Tx
 from mama_core.model import Judgment
@@ -47,7 +48,7 @@ class TombstoneMatch:
     reason: str
     similarity: float | None
     """None: the same text after normalising; else the cosine of the two vectors."""
-    created_by: dict[str, Any]
+    created_by: JsonObject
     """The actor of the event that made the tombstone (kind, name, turn)."""
     made_by_action: str
 
@@ -109,12 +110,12 @@ def _match(row: tuple[Any, ...], similarity: float | None) -> TombstoneMatch:
         tombstone_id=int(row[0]),
         reason=str(row[3]),
         similarity=similarity,
-        created_by=cast(dict[str, Any], actor) if isinstance(actor, dict) else {},
+        created_by=cast(JsonObject, actor) if isinstance(actor, dict) else {},
         made_by_action=str(row[5] or ""),
     )
 
 
-def describe_actor(actor: dict[str, Any]) -> str:
+def describe_actor(actor: JsonObject) -> str:
     """Who an event's actor was, for a person: ``the owner``, ``the agent claude-code``."""
     kind = str(actor.get("kind") or "")
     name = str(actor.get("name") or "")

@@ -30,6 +30,7 @@ from typing import Any, cast
 
 from mama_core.canonical import canonical_hash
 from mama_core.errors import StoreLockedError
+from mama_core.json_types import JsonObject
 from mama_core.memory.anchor import ChainAnchor, anchor_problems, missing_anchor_problems
 from mama_core.memory.coverage import CHAINED, SEALED, ChainedTable, row_digests
 from mama_core.memory.events import (
@@ -234,7 +235,7 @@ def _check_chain(conn: Connection, report: VerifyReport, chain: _Chain) -> None:
         keyed = event.payload.get("format") == EVENT_FORMAT
         if not keyed:
             chain.legacy_events.add(event.id)
-        also_created: dict[str, Any] = event.payload.get("created") or {}
+        also_created: JsonObject = event.payload.get("created") or {}
         for change in event.payload.get("transitions", ()):
             if change.get("from") is not None:
                 continue

@@ -4,6 +4,7 @@ own batch path), whole-word matching, the owner's joins and splits, and the gran
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from app.durable.transaction import RuntimeDb
 from mama_core.errors import InvalidTransitionError, UnknownPersonError
 from mama_core.memory import Engine, Grant, NotGrantedError
 from mama_core.memory.person_names import NameIndex, alias_key, parse_author, words
+from mama_core.memory.results import PersonAboutResult
 from mama_core.memory.taint import carries_outside_words, origin_of_read
 from mama_core.store import Store
 from tests.app.runtime.support import clock, embedder, engine, store
@@ -321,3 +323,71 @@ def test_a_page_with_her_messages_taints_the_turn_one_with_only_the_owners_words
     claimed = about(engine, "Anna", ops, AGENT)
     assert claimed["messages"] == [] and len(claimed["memories"]) == 2
     assert carries_outside_words("person.about", claimed)
+
+
+def test_about_wire_is_the_old_dict(engine: Engine, app_db: RuntimeDb) -> None:
+    """person.about's result model gives exactly the dict the handler used to build: the
+    same keys in the same order at every level, the same values, the same JSON bytes."""
+    anna = {"name": "Anna K", "email": "anna@corp.example"}
+    (said,) = stored(app_db, message(1, ANNA, "the deck is late"))
+    (met,) = stored(app_db, event(2, "Planning", NOW + timedelta(days=2), [anna]))
+    owed = commitment(engine, "Send Anna K the deck", "owner", "Anna K")
+    noted = save(engine, "Anna K likes short decks")["judgment_id"]
+    got = about(engine, "Anna K")
+    (listed,) = engine.dispatch("commitment.list", {}, OWNER, OWNER_GRANT)["commitments"]
+    rows = {
+        int(r[0]): r
+        for r in engine.store.conn.execute(
+            "SELECT id, received_at, external_id FROM observations"
+        ).fetchall()
+    }
+    recorded = dict(engine.store.conn.execute("SELECT id, recorded_at FROM judgments").fetchall())
+    start = (NOW + timedelta(days=2)).isoformat()
+    expected = {
+        "person": {"name": "Anna K", "aliases": got["person"]["aliases"], "joined_by_owner": False},
+        "memories": [
+            {
+                "id": noted,
+                "kind": "fact",
+                "status": "active",
+                "summary": "Anna K likes short decks",
+                "recorded_at": recorded[noted],
+                "scopes": ["global"],
+                "involvement": "owner_stated",
+            }
+        ],
+        "memories_total": 1,  # the commitment is under commitments
+        "commitments": {"owed_by": [], "owed_to": [listed]},
+        "messages": [
+            {
+                "id": said,
+                "source": "slack:T1",
+                "channel": "#ops",
+                "scope": "channel:slack/#ops",
+                "author": ANNA,
+                "text": "the deck is late",
+                "received_at": rows[said][1],
+                "external_id": "m1",
+            }
+        ],
+        "meetings": {
+            "upcoming": [
+                {
+                    "observation_id": met,
+                    "source": "calendar:work",
+                    "external_id": "e2",
+                    "title": "Planning",
+                    "start": start,
+                    "end": (NOW + timedelta(days=2, hours=1)).isoformat(),
+                    "all_day": False,
+                    "status": "confirmed",
+                    "scope": "channel:calendar/work",
+                }
+            ],
+            "recent": [],
+        },
+    }
+    assert "Anna K" in got["person"]["aliases"] and listed["id"] == owed
+    assert got == expected
+    assert json.dumps(got) == json.dumps(expected)  # key order too, at every level
+    assert json.dumps(PersonAboutResult.model_validate(got).to_wire()) == json.dumps(got)

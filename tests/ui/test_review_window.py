@@ -741,7 +741,7 @@ def test_a_settings_change_an_agent_proposed_is_decided_above_the_proposed_list(
         return str(engine.dispatch("owner.settings", {}, session, grant)["timezone"])
 
     async def scenario() -> None:
-        assert panel.isVisible() and [c["id"] for c in panel.changes] == [first]
+        assert panel.isVisible() and [c.id for c in panel.changes] == [first]
         assert window.tabs.tabText(TAB_PROPOSED) == "Proposed (1)"
         label = panel.findChildren(QtWidgets.QLabel)[-1].text()
         assert label == (
@@ -760,7 +760,7 @@ def test_a_settings_change_an_agent_proposed_is_decided_above_the_proposed_list(
         worker.start()
         await asyncio.to_thread(worker.join)
         await wait_until(lambda: len(panel.changes) == 1, panel.updated)
-        second = panel.changes[0]["id"]
+        second = panel.changes[0].id
         opened = asyncio.ensure_future(wait_signal(window.dialog_opened))
         qtbot.mouseClick(panel.rows[second]["reject"], Qt.MouseButton.LeftButton)
         (dialog,) = await opened

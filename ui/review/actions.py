@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mama_core.json_types import JsonObject
 from mama_core.model import Status
 from mama_core.receipt import Receipt
 from ui.qt import QtWidgets
@@ -21,6 +22,7 @@ from ui.tasks import await_dialog
 from ui.words import action_word, status_word
 
 if TYPE_CHECKING:
+    from mama_core.memory.results import TombstoneEntry
     from ui.bridge import EngineBridge
 
 FORBID_TEXT = "Don't let it come back (refuse saving it again)"
@@ -96,7 +98,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, forbid = dialog.values()
-        payload: dict[str, Any] = {**decision_payload(record), "reason": reason}
+        payload: JsonObject = {**decision_payload(record), "reason": reason}
         if forbid:
             payload["forbid_resave"] = True
         return await self._bridge.mutate("review.reject", payload)
@@ -114,7 +116,7 @@ class ReviewActions:
         reason, forbid = dialog.values()
         return await self._bridge.mutate("memory.retire", retire_payload(record, reason, forbid))
 
-    async def lift(self, record: dict[str, Any], tombstone: dict[str, Any]) -> Receipt | None:
+    async def lift(self, record: dict[str, Any], tombstone: TombstoneEntry) -> Receipt | None:
         from ui.review.models import tombstone_note
 
         dialog = ReasonDialog(
@@ -129,7 +131,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, _ = dialog.values()
-        payload = {"tombstone_id": int(tombstone["id"]), "reason": reason}
+        payload = {"tombstone_id": tombstone.id, "reason": reason}
         return await self._bridge.mutate("tombstone.lift", payload)
 
     async def purge(self, record: dict[str, Any], older: int) -> Receipt | None:
@@ -138,7 +140,7 @@ class ReviewActions:
         if not await self._ask(dialog):
             return None
         reason, include_chain = dialog.values()
-        payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason}
+        payload: JsonObject = {"id": int(record["id"]), "reason": reason}
         if include_chain:
             payload["include_chain"] = True
         quoting = dialog.observation_ids()
@@ -147,18 +149,18 @@ class ReviewActions:
         return await self._bridge.mutate("memory.purge", payload)
 
 
-def retire_payload(record: dict[str, Any], reason: str, forbid: bool) -> dict[str, Any]:
+def retire_payload(record: dict[str, Any], reason: str, forbid: bool) -> JsonObject:
     """The ``memory.retire`` input of an owner's Retire (single or several at once)."""
-    payload: dict[str, Any] = {"id": int(record["id"]), "reason": reason, "status": "stale"}
+    payload: JsonObject = {"id": int(record["id"]), "reason": reason, "status": "stale"}
     if forbid:
         payload["forbid_resave"] = True
     return payload
 
 
-def decision_payload(record: dict[str, Any]) -> dict[str, Any]:
+def decision_payload(record: dict[str, Any]) -> JsonObject:
     """The record an approve or reject decides, and the proposed change shown with it
     (so a change made after the owner looked is not decided unseen)."""
-    payload: dict[str, Any] = {"id": int(record["id"])}
+    payload: JsonObject = {"id": int(record["id"])}
     change = record.get("pending_change") if record.get("status") != Status.PROPOSED else None
     if change:
         payload["change_id"] = int(change["id"])

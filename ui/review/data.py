@@ -28,6 +28,7 @@ from ui.review.lists import (
 from ui.review.models import ProposedTableModel, RetiredTableModel
 
 if TYPE_CHECKING:
+    from mama_core.memory.results import TombstoneEntry
     from mama_core.model import ChangeSet
     from ui.bridge import EngineBridge
     from ui.tasks import TaskGroup
@@ -61,7 +62,7 @@ class ReviewData(QtCore.QObject):
             TAB_ALL: JudgmentList(bridge, ALL_MEMORIES, self),
             TAB_RETIRED: JudgmentList(bridge, RETIRED, self, RetiredTableModel),
         }
-        self.tombstones: dict[int, list[dict[str, Any]]] = {}
+        self.tombstones: dict[int, list[TombstoneEntry]] = {}
         """``tombstone.list`` entries by the judgment they were made from, newest first."""
         self.audit = AuditList(bridge, tasks, self)
         self._pending_ids: set[int] = set()
@@ -94,20 +95,24 @@ class ReviewData(QtCore.QObject):
 
     async def refresh_tombstones(self) -> None:
         """Read the tombstones again and mark the retired records they block."""
-        result = await self._bridge.dispatch("tombstone.list", {"limit": TOMBSTONE_LIMIT})
-        by_judgment: dict[int, list[dict[str, Any]]] = {}
-        for entry in result.get("tombstones", []):
-            if entry.get("judgment_id") is not None:
-                by_judgment.setdefault(int(entry["judgment_id"]), []).append(entry)
+        from mama_core.memory.results import TombstoneListResult
+
+        result = await self._bridge.read_as(
+            TombstoneListResult, "tombstone.list", {"limit": TOMBSTONE_LIMIT}
+        )
+        by_judgment: dict[int, list[TombstoneEntry]] = {}
+        for entry in result.tombstones:
+            if entry.judgment_id is not None:
+                by_judgment.setdefault(entry.judgment_id, []).append(entry)
         self.tombstones = by_judgment
         model = self.lists[TAB_RETIRED].model
         if isinstance(model, RetiredTableModel):
             model.set_tombstones(by_judgment)
 
-    def active_tombstone(self, judgment_id: int) -> dict[str, Any] | None:
+    def active_tombstone(self, judgment_id: int) -> TombstoneEntry | None:
         """The newest tombstone made from ``judgment_id`` that is not lifted, if any."""
         for entry in self.tombstones.get(judgment_id, []):
-            if not entry.get("lifted"):
+            if not entry.lifted:
                 return entry
         return None
 

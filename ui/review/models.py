@@ -10,12 +10,15 @@ position while the queue changes under it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ui.palette import status_colour
 from ui.qt import Qt, QtCore, QtGui, Signal
 from ui.queries import AuditEntry
 from ui.words import action_word, local_time, record_status_word
+
+if TYPE_CHECKING:
+    from mama_core.memory.results import TombstoneEntry
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """The judgment (or event) id of a row."""
@@ -154,15 +157,15 @@ class JudgmentTableModel(_ColumnsModel):
         return local_time(row.get("recorded_at"))
 
 
-def tombstone_note(entry: dict[str, Any]) -> str:
+def tombstone_note(entry: TombstoneEntry) -> str:
     """One tombstone for a tooltip: its id, state, who made it, when and why."""
     from mama_core.memory.tombstones import describe_actor
 
-    state = "lifted" if entry.get("lifted") else "refuses saving this text again"
-    who = describe_actor(entry.get("created_by") or {})
+    state = "lifted" if entry.lifted else "refuses saving this text again"
+    who = describe_actor(entry.created_by.model_dump())
     return (
-        f"Tombstone {entry.get('id')} ({state}), made by {who} "
-        f"{local_time(entry.get('created_at'))}: {entry.get('reason', '')}"
+        f"Tombstone {entry.id} ({state}), made by {who} "
+        f"{local_time(entry.created_at)}: {entry.reason}"
     )
 
 
@@ -175,9 +178,9 @@ class RetiredTableModel(JudgmentTableModel):
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
-        self._tombstones: dict[int, list[dict[str, Any]]] = {}
+        self._tombstones: dict[int, list[TombstoneEntry]] = {}
 
-    def set_tombstones(self, by_judgment: dict[int, list[dict[str, Any]]]) -> None:
+    def set_tombstones(self, by_judgment: dict[int, list[TombstoneEntry]]) -> None:
         """The tombstones of each judgment (``tombstone.list`` entries, newest first)."""
         if by_judgment == self._tombstones:
             return
@@ -201,12 +204,12 @@ class RetiredTableModel(JudgmentTableModel):
         return super().data(index, role)
 
     @staticmethod
-    def _mark(entries: list[dict[str, Any]]) -> str:
-        active = [e for e in entries if not e.get("lifted")]
+    def _mark(entries: list[TombstoneEntry]) -> str:
+        active = [e for e in entries if not e.lifted]
         if active:
-            return f"blocks resaving (#{active[0]['id']})"
+            return f"blocks resaving (#{active[0].id})"
         if entries:
-            return f"lifted (#{entries[0]['id']})"
+            return f"lifted (#{entries[0].id})"
         return ""
 
 

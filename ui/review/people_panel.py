@@ -23,6 +23,7 @@ from ui.tasks import TaskGroup
 from ui.words import local_time
 
 if TYPE_CHECKING:
+    from mama_core.memory.results import Meeting, PersonAboutResult, PersonMemory
     from ui.bridge import EngineBridge
 
 HEADERS = ("Name", "What MAMA has")
@@ -170,7 +171,9 @@ class PeoplePanel(QtWidgets.QWidget):
 
     async def _show_page(self, name: str, generation: int) -> None:
         try:
-            page = await self._bridge.dispatch("person.about", {"name": name})
+            from mama_core.memory.results import PersonAboutResult
+
+            page = await self._bridge.read_as(PersonAboutResult, "person.about", {"name": name})
         except MamaError as exc:
             page = None
             problem = exc.message
@@ -242,58 +245,59 @@ def held_text(row: dict[str, Any]) -> str:
     return " · ".join(parts) or "only your joins"
 
 
-def page_html(page: dict[str, Any]) -> str:
+def page_html(page: PersonAboutResult) -> str:
     """One person's page (``person.about``) as HTML for the detail pane."""
-    person = page["person"]
-    others = [a for a in person["aliases"] if a != person["name"]]
-    parts = [f"<h3>{escape(person['name'])}</h3>"]
+    person = page.person
+    others = [a for a in person.aliases if a != person.name]
+    parts = [f"<h3>{escape(person.name)}</h3>"]
     if others:
         parts.append(f"<p><b>Also:</b> {escape(', '.join(others))}</p>")
-    total = page["memories_total"]
+    total = page.memories_total
     parts.append(
         _section(
             f"Memories naming them ({total})",
-            [
-                f"#{m['id']} {escape(m['kind'])}{_proposed(m)}: {escape(m['summary'])}"
-                for m in page["memories"]
-            ],
+            [f"#{m.id} {escape(m.kind)}{_proposed(m)}: {escape(m.summary)}" for m in page.memories],
         )
     )
-    for title, key in (("They owe", "owed_by"), ("Owed to them", "owed_to")):
-        rows = page["commitments"][key]
+    for title, commitments in (
+        ("They owe", page.commitments.owed_by),
+        ("Owed to them", page.commitments.owed_to),
+    ):
         parts.append(
             _section(
-                f"{title} ({len(rows)})",
-                [f"#{c['id']} {escape(c['summary'])} — {escape(who(c))}" for c in rows],
+                f"{title} ({len(commitments)})",
+                [f"#{c.id} {escape(c.summary)} — {escape(who(c.to_wire()))}" for c in commitments],
             )
         )
     parts.append(
         _section(
-            f"Recent messages ({len(page['messages'])})",
+            f"Recent messages ({len(page.messages)})",
             [
-                f"{escape(local_time(m['received_at']))} · {escape(m['channel'] or m['source'])}:"
-                f" {escape(_one_line(m['text']))}"
-                for m in page["messages"]
+                f"{escape(local_time(m.received_at))} · {escape(m.channel or m.source)}:"
+                f" {escape(_one_line(m.text))}"
+                for m in page.messages
             ],
         )
     )
-    for title, key in (("Upcoming meetings", "upcoming"), ("Recent meetings", "recent")):
-        rows = page["meetings"][key]
+    for title, meetings in (
+        ("Upcoming meetings", page.meetings.upcoming),
+        ("Recent meetings", page.meetings.recent),
+    ):
         parts.append(
             _section(
-                f"{title} ({len(rows)})",
+                f"{title} ({len(meetings)})",
                 [
-                    f"{escape(_when(m))} {escape(m['title'])}"
-                    + (f" ({escape(m['status'])})" if m["status"] not in ("", "confirmed") else "")
-                    for m in rows
+                    f"{escape(_when(m))} {escape(m.title)}"
+                    + (f" ({escape(m.status)})" if m.status not in ("", "confirmed") else "")
+                    for m in meetings
                 ],
             )
         )
     return "".join(parts)
 
 
-def _proposed(memory: dict[str, Any]) -> str:
-    return " (proposed)" if memory["status"] == "proposed" else ""
+def _proposed(memory: PersonMemory) -> str:
+    return " (proposed)" if memory.status == "proposed" else ""
 
 
 def _section(title: str, rows: list[str]) -> str:
@@ -306,6 +310,6 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _when(meeting: dict[str, Any]) -> str:
+def _when(meeting: Meeting) -> str:
     """A meeting's start in local time; an all-day one by its date as given."""
-    return str(meeting["start"]) if meeting["all_day"] else local_time(meeting["start"])
+    return meeting.start if meeting.all_day else local_time(meeting.start)

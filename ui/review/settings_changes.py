@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mama_core.errors import MamaError
+from mama_core.json_types import JsonObject
 from ui.qt import QtWidgets, Signal
 from ui.review.dialogs import ReasonDialog
 from ui.tasks import TaskGroup, await_dialog
 
 if TYPE_CHECKING:
     from mama_core.memory.proposed_changes import ChangeProposal
+    from mama_core.memory.results import PendingChange
     from mama_core.store.connection import Connection
     from ui.bridge import EngineBridge
 
@@ -34,11 +36,11 @@ def waiting_setting_changes(conn: Connection) -> list[ChangeProposal]:
     return [change for change in pending_after(conn) if change.setting_key is not None]
 
 
-def change_line(change: dict[str, Any]) -> str:
+def change_line(change: PendingChange) -> str:
     """``claude-code proposes to set your timezone to Asia/Tokyo: Bob moved``."""
-    by: dict[str, Any] = change.get("proposed_by") or {}
+    by = change.proposed_by or {}
     who = by.get("name") or "the agent"
-    return f"{who} proposes to {change.get('description', '')}"
+    return f"{who} proposes to {change.description or ''}"
 
 
 class SettingsChangesPanel(QtWidgets.QFrame):
@@ -65,7 +67,7 @@ class SettingsChangesPanel(QtWidgets.QFrame):
         self._bridge = bridge
         self._tasks = tasks
         self._generation = 0
-        self.changes: list[dict[str, Any]] = []
+        self.changes: list[PendingChange] = []
         self.rows: dict[int, dict[str, QtWidgets.QPushButton]] = {}
         """Each shown change's buttons by change id (``approve``, ``reject``)."""
         self._layout = QtWidgets.QVBoxLayout(self)
@@ -84,7 +86,7 @@ class SettingsChangesPanel(QtWidgets.QFrame):
         found = await self._bridge.read(waiting_setting_changes)
         if generation != self._generation:
             return
-        self.changes = [change.as_dict(for_owner=True) for change in found]
+        self.changes = [change.shown(for_owner=True) for change in found]
         self._draw()
         self.updated.emit()
 
@@ -99,7 +101,7 @@ class SettingsChangesPanel(QtWidgets.QFrame):
             self._layout.addWidget(self._row(change))
         self.setVisible(bool(self.changes))
 
-    def _row(self, change: dict[str, Any]) -> QtWidgets.QWidget:
+    def _row(self, change: PendingChange) -> QtWidgets.QWidget:
         row = QtWidgets.QWidget()
         layout = QtWidgets.QHBoxLayout(row)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -116,24 +118,24 @@ class SettingsChangesPanel(QtWidgets.QFrame):
             ("reject", "Reject…", self._reject),
         ):
             button = QtWidgets.QPushButton(text)
-            button.setObjectName(f"settings_{name}_{change['id']}")
+            button.setObjectName(f"settings_{name}_{change.id}")
             button.clicked.connect(_bound(slot, change))
             layout.addWidget(button)
             buttons[name] = button
-        self.rows[int(change["id"])] = buttons
+        self.rows[change.id] = buttons
         return row
 
-    def _approve(self, change: dict[str, Any]) -> None:
-        self._tasks.spawn(self._decide("review.approve", {"change_id": int(change["id"])}))
+    def _approve(self, change: PendingChange) -> None:
+        self._tasks.spawn(self._decide("review.approve", {"change_id": change.id}))
 
-    def _reject(self, change: dict[str, Any]) -> None:
+    def _reject(self, change: PendingChange) -> None:
         self._tasks.spawn(self._ask_and_reject(change))
 
-    async def _ask_and_reject(self, change: dict[str, Any]) -> None:
+    async def _ask_and_reject(self, change: PendingChange) -> None:
         dialog = ReasonDialog(
             self,
             title="Reject a proposed change",
-            prompt=f"Reject the proposal to {change.get('description', '')}",
+            prompt=f"Reject the proposal to {change.description or ''}",
             ok_text="Reject",
         )
         self.dialog_opened.emit(dialog)
@@ -141,10 +143,10 @@ class SettingsChangesPanel(QtWidgets.QFrame):
         reason, _ = dialog.values()
         dialog.deleteLater()
         if accepted:
-            payload = {"change_id": int(change["id"]), "reason": reason}
+            payload: JsonObject = {"change_id": change.id, "reason": reason}
             await self._decide("review.reject", payload)
 
-    async def _decide(self, action: str, payload: dict[str, Any]) -> None:
+    async def _decide(self, action: str, payload: JsonObject) -> None:
         for buttons in self.rows.values():
             for button in buttons.values():
                 button.setEnabled(False)
@@ -159,7 +161,7 @@ class SettingsChangesPanel(QtWidgets.QFrame):
         await self.load()
 
 
-def _bound(slot: Callable[[dict[str, Any]], None], change: dict[str, Any]) -> Callable[[], None]:
+def _bound(slot: Callable[[PendingChange], None], change: PendingChange) -> Callable[[], None]:
     return lambda: slot(change)
 
 

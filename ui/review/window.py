@@ -52,6 +52,7 @@ from ui.review.work_panel import Clock, WorkPanel, system_clock
 from ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
+    from mama_core.memory.results import TombstoneEntry
     from mama_core.receipt import Receipt
     from ui.bridge import EngineBridge
     from ui.review.lists import JudgmentList
@@ -578,7 +579,7 @@ class ReviewWindow(QtWidgets.QMainWindow):
         record = self._current.get("record")
         return record if isinstance(record, dict) else None
 
-    def current_tombstone(self) -> dict[str, Any] | None:
+    def current_tombstone(self) -> TombstoneEntry | None:
         """The unlifted tombstone made from the record in the detail pane, if any."""
         record = self.current_record()
         return None if record is None else self.data.active_tombstone(int(record["id"]))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mama_core.errors import MamaError
+from mama_core.json_types import JsonObject
 from ui.palette import ATTENTION, DANGER, MUTED
 from ui.qt import QtCore, QtGui, QtWidgets, Signal
 from ui.review.dialogs import fit_placeholder, ok_cancel_buttons
@@ -539,7 +540,7 @@ class WorkPanel(QtWidgets.QWidget):
         finally:
             self.finished.emit(name)
 
-    async def _ask(self, action: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    async def _ask(self, action: str, row: dict[str, Any]) -> JsonObject | None:
         what = f"#{row['id']} {row.get('summary', '')}"
         if action == "done":
             dialog = DueDialog(
@@ -573,7 +574,7 @@ class WorkPanel(QtWidgets.QWidget):
         dialog.deleteLater()
         if not accepted:
             return None
-        payload: dict[str, Any] = {"id": int(row["id"])}
+        payload: JsonObject = {"id": int(row["id"])}
         if action == "reschedule":
             payload["due"] = due
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mama_core.json_types import JsonObject
 from mama_core.memory import commitments, proposed_changes
 from mama_core.memory.commitments import Terms
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
@@ -101,7 +102,7 @@ def _succeed(
     commitments.write_terms(tx, successor, terms)
     tx.add_edge(successor, target.id, "supersedes")
     supersede(tx, target, successor, tx.at)
-    payload: dict[str, Any] = {
+    payload: JsonObject = {
         "kind": target.kind,
         "content_hash": digest,
         "scopes": scopes,

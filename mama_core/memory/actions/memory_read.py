@@ -6,11 +6,12 @@ predecessors (labelled, under the same scope predicate) and the events that touc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from mama_core.errors import NotFoundError
+from mama_core.json_types import JsonObject
 from mama_core.memory import verbs
-from mama_core.memory.commitments import terms_dict
+from mama_core.memory.commitments import terms_view
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.event_view import visible_events
 from mama_core.memory.events import EVENT_COLUMNS, event_from_row
@@ -18,8 +19,14 @@ from mama_core.memory.evidence import evidence_ids, evidence_items
 from mama_core.memory.inputs import ReadInput
 from mama_core.memory.lifecycle import FROM_SAVE
 from mama_core.memory.proposed_changes import pending_for
-from mama_core.memory.records import full_dict, load_visible, summary_dict
-from mama_core.memory.results import HistoryEntry, MemoryReadResult, MemoryRecord, Restated
+from mama_core.memory.records import load_visible, summary_of
+from mama_core.memory.results import (
+    CommitmentTermsView,
+    HistoryEntry,
+    MemoryReadResult,
+    MemoryRecord,
+    Restated,
+)
 from mama_core.model import Judgment, Kind
 from mama_core.scopes.bindings import scopes_of
 from mama_core.scopes.grants import Grant
@@ -37,24 +44,29 @@ MAX_HISTORY = 200
 def read(conn: Connection, call: Call[ReadInput], env: Env) -> MemoryReadResult:
     inp = call.input
     judgment = load_visible(conn, inp.id, call.grant)
-    record = full_dict(conn, judgment, call.grant)
-    if judgment.superseded_by is not None and not _visible(
-        conn, judgment.superseded_by, call.grant
-    ):
-        record["superseded_by"] = None
+    successor = judgment.superseded_by
+    if successor is not None and not _visible(conn, successor, call.grant):
+        successor = None
+    optional = OptionalRecordFields()
     restated = restated_by_save(conn, judgment.id)
     if restated is not None and _visible(conn, restated, call.grant):
         original = load_visible(conn, restated, call.grant)
-        record["restates"] = Restated(id=original.id, summary=original.summary)
+        optional["restates"] = Restated(id=original.id, summary=original.summary)
     change = pending_for(conn, judgment.id)
     commitment = judgment.kind == Kind.COMMITMENT  # who owes whom by when, at each step
     if commitment:
-        record["commitment"] = terms_dict(conn, judgment.id)
+        optional["commitment"] = terms_view(conn, judgment.id)
+    summary = summary_of(judgment, scopes_of(conn, judgment.id), call.grant)
     return MemoryReadResult(
         record=MemoryRecord(
-            **record,
+            **summary.model_dump(),
+            superseded_by=successor,
+            outcome=judgment.outcome,
+            provenance=judgment.provenance,
+            command_id=judgment.command_id,
+            content_hash=judgment.content_hash,
             pending_change=(
-                None if change is None else change.as_dict(for_owner=call.grant.all_scopes)
+                None if change is None else change.shown(for_owner=call.grant.all_scopes)
             ),
             # What this reader may do with it now (the core's table, not each front end's guess).
             allowed=verbs.allowed(
@@ -62,10 +74,18 @@ def read(conn: Connection, call: Call[ReadInput], env: Env) -> MemoryReadResult:
             ),
             # What it rests on: the cited items as the reader may see them (a review shows them).
             evidence=evidence_items(conn, evidence_ids(judgment.provenance), call.grant),
+            **optional,
         ),
         history=history(conn, judgment, call.grant, with_terms=commitment),
         events=events_touching(conn, judgment.id, call.grant),
     )
+
+
+class OptionalRecordFields(TypedDict, total=False):
+    """The record's fields only some records carry (left out of the wire when unset)."""
+
+    restates: Restated
+    commitment: CommitmentTermsView | None
 
 
 def history(
@@ -97,9 +117,9 @@ def history(
             else:
                 continue
             seen.add(pred.id)
-            entry = summary_dict(pred, scopes_of(conn, pred.id), grant)
+            entry = summary_of(pred, scopes_of(conn, pred.id), grant).model_dump()
             if with_terms:
-                entry["commitment"] = terms_dict(conn, pred.id)
+                entry["commitment"] = terms_view(conn, pred.id)
             out.append(HistoryEntry(**entry, relation=relation, replaced_by=successor.id))
             frontier.append(pred)
     return out
@@ -107,7 +127,7 @@ def history(
 
 def events_touching(
     conn: Connection, judgment_id: int, grant: Grant, until: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """The events that created or changed a judgment (ids, reasons while they exist; no
     text of a judgment), as ``grant`` may see them (``event_view``: nothing from foreign scopes)."""
     bound = "" if until is None else "AND e.at <= ?"

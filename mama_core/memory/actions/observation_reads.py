@@ -45,7 +45,7 @@ def visible_clause(grant: Grant) -> tuple[str, list[Any]]:
     return f"f.scope IN ({', '.join('?' for _ in scopes)})", list(scopes)
 
 
-def observation_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+def observation_of(row: tuple[Any, ...]) -> Observation:
     """One observation row as callers see it (a purged one has empty text); with
     ``FACET_COLUMNS`` after ``COLUMNS``, its channel, scope and metadata too."""
     item: dict[str, Any] = {
@@ -62,12 +62,12 @@ def observation_dict(row: tuple[Any, ...]) -> dict[str, Any]:
         item["channel"] = None if row[7] is None else str(row[7])
         item["scope"] = None if row[8] is None else str(row[8])
         item["metadata"] = {} if row[9] is None else json.loads(str(row[9]))
-    return item
+    return Observation(**item)
 
 
 def load_observation(
     conn: Connection, observation_id: int, grant: Grant | None = None
-) -> dict[str, Any]:
+) -> Observation:
     """The observation ``observation_id`` (if ``grant`` sees it), or ``not_found``."""
     visible, params = visible_clause(grant or Grant.owner())
     row = conn.execute(
@@ -79,7 +79,7 @@ def load_observation(
         raise NotFoundError(
             f"No observation {observation_id}.", details={"observation_id": observation_id}
         )
-    return observation_dict(row)
+    return observation_of(row)
 
 
 @query(
@@ -108,7 +108,7 @@ def observation_list(
         "ORDER BY o.id DESC LIMIT ?",
         (*params, inp.limit),
     ).fetchall()
-    return ObservationListResult(observations=[Observation(**observation_dict(r)) for r in rows])
+    return ObservationListResult(observations=[observation_of(r) for r in rows])
 
 
 @query(
@@ -121,9 +121,7 @@ def observation_read(
     conn: Connection, call: Call[ObservationReadInput], env: Env
 ) -> ObservationReadResult:
     inp = call.input
-    return ObservationReadResult(
-        observation=Observation(**load_observation(conn, inp.id, call.grant))
-    )
+    return ObservationReadResult(observation=load_observation(conn, inp.id, call.grant))
 
 
 @query(

@@ -4,9 +4,8 @@ On the owner's records, anyone but the owner only proposes them (``ownership``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core.errors import InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory import ownership, proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import LinkInput, UpdateOutcomeInput
@@ -37,7 +36,7 @@ def update_outcome_command(call: Call[UpdateOutcomeInput], env: Env) -> Command:
         if ownership.decide(tx.session, call.spec.name, [target]) is ownership.Decision.PROPOSE:
             return proposed_changes.propose(tx, call.spec.name, target, inp)
         tx.set_outcome(target.id, inp.outcome)
-        payload: dict[str, Any] = {"outcome_hash": tx.keyed_hash(inp.outcome)}
+        payload: JsonObject = {"outcome_hash": tx.keyed_hash(inp.outcome)}
         if inp.reason:
             payload["reason_hmac"] = tx.record_text("reason", inp.reason)
         return Applied(target.id, payload)
@@ -66,7 +65,7 @@ def link_command(call: Call[LinkInput], env: Env) -> Command:
         edge_id = tx.add_edge(src.id, dst.id, inp.kind.value, inp.reason)
         tx.touch(src.id)
         tx.touch(dst.id)
-        payload: dict[str, Any] = {"edge_id": edge_id, "src": src.id, "dst": dst.id}
+        payload: JsonObject = {"edge_id": edge_id, "src": src.id, "dst": dst.id}
         payload["kind"] = inp.kind.value
         if inp.reason:
             payload["reason_hmac"] = tx.record_text("reason", inp.reason)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mama_core.json_types import JsonObject
 from mama_core.memory import proposed_changes
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.owner_settings import (
@@ -21,6 +22,7 @@ from mama_core.memory.owner_settings import (
     read_settings,
     require_owner_turn,
 )
+from mama_core.memory.results import OwnerSettingsResult
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.store.connection import Connection
 
@@ -30,12 +32,28 @@ from mama_core.store.connection import Connection
     OwnerSettingsInput,
     description="The owner's timezone and daily brief settings (days, time, what it covers).",
 )
-def owner_settings(conn: Connection, call: Call[OwnerSettingsInput], env: Env) -> dict[str, Any]:
-    settings = read_settings(conn)
-    if call.session.acts_as_owner:  # what waits for the owner's word, with its words
-        waiting = [c for c in proposed_changes.pending_after(conn) if c.setting_key]
-        settings["pending_changes"] = [c.as_dict(for_owner=True) for c in waiting]
-    return settings
+def owner_settings(
+    conn: Connection, call: Call[OwnerSettingsInput], env: Env
+) -> OwnerSettingsResult:
+    settings = current_settings(conn)
+    if not call.session.acts_as_owner:
+        return settings
+    # what waits for the owner's word, with its words
+    waiting = [c for c in proposed_changes.pending_after(conn) if c.setting_key]
+    return OwnerSettingsResult(
+        timezone=settings.timezone,
+        brief=settings.brief,
+        pending_changes=[c.shown(for_owner=True) for c in waiting],
+    )
+
+
+def current_settings(conn: Connection) -> OwnerSettingsResult:
+    """The owner's settings in force, every brief field given (defaults filled in): the
+    wire leaves out only fields never set, and every brief field is shown."""
+    timezone, brief = read_settings(conn)
+    return OwnerSettingsResult(
+        timezone=timezone, brief=BriefSettings.model_validate(brief.model_dump())
+    )
 
 
 @mutation(
@@ -55,7 +73,7 @@ def set_timezone_command(call: Call[SetTimezoneInput], env: Env) -> Command:
         return Applied(
             None,
             _event(tx, TIMEZONE_KEY, inp.timezone, inp.reason),
-            {"settings": read_settings(tx.conn)},
+            {"settings": current_settings(tx.conn).to_wire()},
         )
 
     return command_for(call, apply)
@@ -79,16 +97,18 @@ def set_brief_command(call: Call[SetBriefInput], env: Env) -> Command:
         value = inp.applied_to(current).model_dump(mode="json")
         append_setting(tx.conn, BRIEF_KEY, value, tx.event_id, tx.at)
         return Applied(
-            None, _event(tx, BRIEF_KEY, value, inp.reason), {"settings": read_settings(tx.conn)}
+            None,
+            _event(tx, BRIEF_KEY, value, inp.reason),
+            {"settings": current_settings(tx.conn).to_wire()},
         )
 
     return command_for(call, apply)
 
 
-def _event(tx: Tx, key: str, value: Any, reason: str | None) -> dict[str, Any]:
+def _event(tx: Tx, key: str, value: Any, reason: str | None) -> JsonObject:
     """The event of a settings change: the key, its new value, and the reason's keyed
     hash when one was given (the words kept beside the event)."""
-    event: dict[str, Any] = {"key": key, "value": value}
+    event: JsonObject = {"key": key, "value": value}
     if reason is not None:
         event["reason_hmac"] = tx.record_text("reason", reason)
     return event

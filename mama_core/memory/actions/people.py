@@ -4,9 +4,8 @@ are one person (``person_aliases``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core import clock
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation, query
 from mama_core.memory.people import about, list_people, read_directory
 from mama_core.memory.person_aliases import (
@@ -19,7 +18,7 @@ from mama_core.memory.person_aliases import (
     write_joins,
 )
 from mama_core.memory.person_names import alias_key
-from mama_core.memory.results import PersonListResult
+from mama_core.memory.results import PersonAboutResult, PersonListResult
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.scopes.grants import Grant
 from mama_core.store.connection import Connection
@@ -43,7 +42,7 @@ def person_list(conn: Connection, call: Call[PersonListInput], env: Env) -> Pers
     "e-mail address: memories naming them, open commitments owed by and to them, their "
     "latest messages per source, meetings with them (upcoming first), within your scopes.",
 )
-def person_about(conn: Connection, call: Call[PersonAboutInput], env: Env) -> dict[str, Any]:
+def person_about(conn: Connection, call: Call[PersonAboutInput], env: Env) -> PersonAboutResult:
     inp = call.input
     return about(conn, call.grant, inp.name, now=clock.now(), limit=inp.limit)
 
@@ -90,7 +89,7 @@ def _paired_by_a_source(conn: Connection, name: str) -> bool:
     return person is not None and len(person.keys) > 1
 
 
-def _event(tx: Tx, change: str, names: list[str]) -> dict[str, Any]:
+def _event(tx: Tx, change: str, names: list[str]) -> JsonObject:
     """A join's or split's event: what changed and the names' keyed hash (names are
     personal: the readable ones stay in the settings row, not in the chained log)."""
     return {"key": PEOPLE_KEY, "change": change, "names_hmac": tx.keyed_hash(names)}

@@ -13,8 +13,9 @@ backups are deleted and the WAL is truncated (``purge_pending``), retried until 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from mama_core.json_types import JsonObject
 from mama_core.memory import commitments, proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.events import ERASED
@@ -26,6 +27,7 @@ from mama_core.memory.tombstones import fingerprint
 from mama_core.memory.verbs import Verb
 from mama_core.memory.writer import Applied, Command, Tx
 from mama_core.model import Judgment, Kind
+from mama_core.store.connection import Connection
 
 
 @mutation(
@@ -43,7 +45,7 @@ def purge_command(call: Call[PurgeInput], env: Env) -> Command:
         observations = erase_observations(tx, inp.all_observation_ids())
         if wal_and_backups:
             mark_pending(tx.conn, tx.event_id, tx.at)
-        receipt: dict[str, Any] = {"observations_purged": [o["id"] for o in observations]}
+        receipt: JsonObject = {"observations_purged": [o["id"] for o in observations]}
         if applied is None:
             if len(observations) == 1:
                 receipt["observation_id"] = observations[0]["id"]
@@ -53,7 +55,12 @@ def purge_command(call: Call[PurgeInput], env: Env) -> Command:
             payload["observations"] = observations
         return Applied(applied.judgment_id, payload, {**applied.receipt, **receipt})
 
-    return command_for(call, apply, after_commit=settle if wal_and_backups else None)
+    return command_for(call, apply, after_commit=_settle if wal_and_backups else None)
+
+
+def _settle(conn: Connection) -> JsonObject:
+    """``settle``'s report as the receipt's post-commit (wire) fields."""
+    return {**settle(conn)}
 
 
 def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
@@ -69,7 +76,20 @@ def _purge_judgment(tx: Tx, inp: PurgeInput) -> Applied:
     return Applied(target.id, payload, {"purged": [e["id"] for e in erased]})
 
 
-def erased_text(j: Judgment) -> dict[str, Any]:
+class ErasedText(TypedDict):
+    """The fields a purge erases of a judgment (and a commitment's terms), as hashed
+    into its event."""
+
+    topic: str
+    summary: str
+    details: str
+    applies_when: str | None
+    steps: list[str]
+    outcome: str | None
+    terms: NotRequired[commitments.ErasedTerms]
+
+
+def erased_text(j: Judgment) -> ErasedText:
     """The fields a purge erases, as hashed into its event."""
     return {
         "topic": j.topic,
@@ -108,7 +128,7 @@ def erase_judgment(tx: Tx, j: Judgment) -> str:
     return digest
 
 
-def erased_digest(tx: Tx, erased: dict[str, Any]) -> str:
+def erased_digest(tx: Tx, erased: ErasedText) -> str:
     """What the log keeps of erased text: its keyed hash, never a bare one (a bare
     sha256 of a PIN or a salary gives the text back to anyone who tries them all)."""
     return tx.keyed_hash(erased)

@@ -27,10 +27,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mama_core.memory.actions.observation_reads import COLUMNS, observation_dict
+from mama_core.memory.actions.observation_reads import COLUMNS, observation_of
 from mama_core.memory.dispatcher import Call, Env, ReplyReader, query
 from mama_core.memory.inputs import QuotesInput
 from mama_core.memory.records import load_visible, predecessors
+from mama_core.memory.results import QuotesResult, QuotingObservation
 from mama_core.model import Judgment
 from mama_core.store.connection import Connection
 
@@ -92,7 +93,7 @@ def _source_ids(j: Judgment) -> list[int]:
 
 def quoting(
     conn: Connection, judgments: list[Judgment], replies: ReplyReader
-) -> list[dict[str, Any]]:
+) -> list[QuotingObservation]:
     """The unpurged observations quoting any of ``judgments``, oldest first, each with
     ``quotes`` (the judgment ids) and ``why`` (source, reply, text); ``replies`` is the
     app's read of what was sent back for an input (its runtime's tables)."""
@@ -129,13 +130,17 @@ def quoting(
         "AND o.purged_at IS NULL ORDER BY o.id",
         list(found),
     ).fetchall()
-    result: list[dict[str, Any]] = []
+    result: list[QuotingObservation] = []
     for row in rows:
-        item = observation_dict(row)
-        entry = found[item["id"]]
-        item["quotes"] = sorted(entry["quotes"])
-        item["why"] = sorted(entry["why"])
-        result.append(item)
+        item = observation_of(row)
+        entry = found[item.id]
+        result.append(
+            QuotingObservation(
+                **item.model_dump(exclude_unset=True),
+                quotes=sorted(entry["quotes"]),
+                why=sorted(entry["why"]),
+            )
+        )
     return result
 
 
@@ -145,10 +150,10 @@ def quoting(
     description="The observations (messages) that quote a judgment, to purge with it.",
     owner_only=True,
 )
-def quotes(conn: Connection, call: Call[QuotesInput], env: Env) -> dict[str, Any]:
+def quotes(conn: Connection, call: Call[QuotesInput], env: Env) -> QuotesResult:
     inp = call.input
     target = load_visible(conn, inp.id, call.grant)
     chain = [target]
     if inp.include_chain:
         chain += [load_visible(conn, pid, call.grant) for pid in predecessors(conn, target.id)]
-    return {"id": target.id, "observations": quoting(conn, chain, env.replies)}
+    return QuotesResult(id=target.id, observations=quoting(conn, chain, env.replies))

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mama_core.errors import InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import RestoreInput
 from mama_core.memory.lifecycle import supersede
@@ -96,7 +97,7 @@ def restore_command(call: Call[RestoreInput], env: Env) -> Command:
             _edge(tx, restored_id, copy_id)
             created[str(copy_id)] = copy_digest
             also[str(copy_id)] = predecessor.id
-        payload: dict[str, Any] = {
+        payload: JsonObject = {
             "restored_from": source.id,
             "reason_hmac": tx.record_text("reason", inp.reason),
             "content_hash": digest,
@@ -105,7 +106,7 @@ def restore_command(call: Call[RestoreInput], env: Env) -> Command:
             "valid_from": valid_from,
             "lifted_tombstones": lifted,
         }
-        receipt: dict[str, Any] = {"restored_from": source.id, "lifted_tombstones": lifted}
+        receipt: JsonObject = {"restored_from": source.id, "lifted_tombstones": lifted}
         if created:
             payload["created"] = created  # verify: the content hash of each other new record
             payload["also_restored"] = also

@@ -8,9 +8,8 @@ but the owner retiring the owner's record only proposes it (``ownership``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core.errors import InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory import commitments, ownership, proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import RetireInput
@@ -50,7 +49,7 @@ def retire_command(call: Call[RetireInput], env: Env) -> Command:
         involved = [target] if successor is None else [target, successor]
         if ownership.decide(tx.session, call.spec.name, involved) is ownership.Decision.PROPOSE:
             return proposed_changes.propose(tx, call.spec.name, target, inp)
-        payload: dict[str, Any] = {
+        payload: JsonObject = {
             "reason_hmac": tx.record_text("reason", inp.reason),
             "status": inp.status.value,
         }
@@ -69,7 +68,7 @@ def retire_command(call: Call[RetireInput], env: Env) -> Command:
             tx.change_status(target.id, target.status, "stale", valid_until=closes)
         else:
             tx.change_status(target.id, target.status, "contradicted")
-        receipt: dict[str, Any] = {}
+        receipt: JsonObject = {}
         if inp.forbid_resave:
             receipt["tombstone_id"] = create_tombstone(tx, target, inp.reason, env.model_id)
             payload["tombstone_id"] = receipt["tombstone_id"]

@@ -11,9 +11,8 @@ the owner's settings, which has no record, with its ``change_id`` alone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mama_core.errors import InvalidInputError, InvalidTransitionError
+from mama_core.json_types import JsonObject
 from mama_core.memory import proposed_changes, verbs
 from mama_core.memory.dispatcher import Call, Env, command_for, mutation
 from mama_core.memory.inputs import ApproveInput, RejectInput
@@ -100,8 +99,8 @@ def reject_command(call: Call[RejectInput], env: Env) -> Command:
             return proposed_changes.reject(tx, change, inp.reason)
         verbs.require(Verb.REJECT, proposal.id, proposal.status)
         tx.change_status(proposal.id, "proposed", "rejected")
-        payload: dict[str, Any] = {"reason_hmac": tx.record_text("reason", inp.reason)}
-        receipt: dict[str, Any] = {}
+        payload: JsonObject = {"reason_hmac": tx.record_text("reason", inp.reason)}
+        receipt: JsonObject = {}
         if inp.forbid_resave:
             receipt["tombstone_id"] = create_tombstone(tx, proposal, inp.reason, env.model_id)
             payload["tombstone_id"] = receipt["tombstone_id"]

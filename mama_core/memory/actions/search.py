@@ -20,7 +20,7 @@ from typing import Any
 
 from mama_core.errors import NotGrantedError
 from mama_core.memory import plain_search, proposed_changes, verbs
-from mama_core.memory.commitments import terms_dict
+from mama_core.memory.commitments import terms_view
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.inputs import SearchInput
 from mama_core.memory.provenance import origin_line
@@ -45,7 +45,8 @@ def search(conn: Connection, call: Call[SearchInput], env: Env) -> SearchResult:
     """Run memory.search for ``call``; ``env.recall()`` gives hybrid recall (made on first use)."""
     inp = call.input
     if not inp.query.strip():
-        return _result(conn, plain_search.search(conn, call)["results"], call)
+        listed = [hit.model_dump() for hit in plain_search.search(conn, call)]
+        return _result(conn, listed, call)
     statuses = ["active"]
     if inp.statuses is not None:
         statuses = sorted({s.value for s in inp.statuses})
@@ -120,7 +121,7 @@ def _with_terms(conn: Connection, hit: dict[str, Any]) -> dict[str, Any]:
     dropped), as ``memory.read`` gives them: a done commitment's status is ``active``,
     and only its state says it is closed."""
     if hit.get("kind") == "commitment":
-        hit["commitment"] = terms_dict(conn, int(hit["id"]))
+        hit["commitment"] = terms_view(conn, int(hit["id"]))
     return hit
 
 

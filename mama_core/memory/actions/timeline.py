@@ -21,7 +21,7 @@ from mama_core.memory.actions.memory_read import events_touching
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import RecordState, fold_events
 from mama_core.memory.inputs import TimelineInput
-from mama_core.memory.records import summary_dict
+from mama_core.memory.records import summary_of
 from mama_core.memory.results import TimelineRecord, TimelineResult
 from mama_core.model import WORLD_STATUSES, Judgment, select_columns
 from mama_core.scopes.bindings import scopes_by_id
@@ -79,7 +79,7 @@ def timeline(conn: Connection, call: Call[TimelineInput], env: Env) -> TimelineR
     records: list[TimelineRecord] = []
     for j, status, until in chosen:
         entry: dict[str, Any] = {
-            **summary_dict(j, scopes.get(j.id, []), grant),
+            **summary_of(j, scopes.get(j.id, []), grant).model_dump(),
             "status_then": status,
             "valid_until_then": until,
             "held_at_valid_at": None if valid is None else _holds(j.valid_from, until, valid),

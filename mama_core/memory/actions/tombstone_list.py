@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from mama_core.json_types import JsonObject
 from mama_core.memory.dispatcher import Call, Env, query
 from mama_core.memory.events import ERASED
 from mama_core.memory.inputs import TombstoneListInput
@@ -91,7 +92,7 @@ def _entry(
     )
 
 
-def _lift_reason(payload: dict[str, Any], kept: str | None) -> str | None:
+def _lift_reason(payload: JsonObject, kept: str | None) -> str | None:
     """The lift's reason: kept beside its event (``(erased)`` once purged), or inside
     the payload of an event written before reasons were kept aside."""
     if "reason_hmac" in payload:
@@ -100,12 +101,12 @@ def _lift_reason(payload: dict[str, Any], kept: str | None) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
-def _object(text: str | None) -> dict[str, Any]:
+def _object(text: str | None) -> JsonObject:
     try:
         value = json.loads(text or "{}")
     except ValueError:
         return {}
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+    return cast(JsonObject, value) if isinstance(value, dict) else {}
 
 
 def _actor(text: str | None) -> Actor:

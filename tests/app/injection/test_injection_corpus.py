@@ -324,7 +324,7 @@ def test_every_message_reaches_a_digest_through_its_own_connector(
                     render_digest(meta["connector"], load_items(conn, meta["observations"]))
                 )
                 reads = [
-                    (cid, json.dumps({"observation": load_observation(conn, args["id"])}))
+                    (cid, json.dumps({"observation": load_observation(conn, args["id"]).to_wire()}))
                     for cid, name, args in planned
                     if name == "observation_read"
                 ]

@@ -20,12 +20,16 @@ from mama_core.memory.results import (
     ObservationCountsResult,
     ObservationListResult,
     ObservationReadResult,
+    OwnerSettingsResult,
     PersonListResult,
+    QuotesResult,
     SearchResult,
     TimelineResult,
     TombstoneListResult,
 )
 from tests.mama_core.memory.helpers import AGENT, OWNER, OWNER_GRANT, agent_grant, save
+
+TAINTED = AGENT.with_taint("#ops (slack:T1)")
 
 
 def _same_wire(got: dict[str, Any], expected: dict[str, Any]) -> None:
@@ -471,3 +475,129 @@ def test_person_list_wire_is_the_old_dict(engine: Engine) -> None:
     (listed,) = engine.dispatch("commitment.list", {}, OWNER, OWNER_GRANT)["commitments"]
     assert about["commitments"] == {"owed_by": [], "owed_to": [listed]}
     assert json.dumps(about["commitments"]["owed_to"][0]) == json.dumps(listed)
+
+
+def _observe(engine: Engine, external_id: str, text: str) -> int:
+    receipt = engine.dispatch(
+        "observation.record",
+        {"source": "telegram", "external_id": external_id, "author": "owner", "text": text},
+        OWNER,
+        OWNER_GRANT,
+    )
+    return int(receipt["observation_id"])
+
+
+def test_quotes_wire_is_the_old_dict(engine: Engine) -> None:
+    quoted = _observe(engine, "q1", "remember: The boat key is in the blue jar")
+    _observe(engine, "q2", "lunch at noon")  # the control: quotes nothing
+    kept = save(engine, "The boat key is in the blue jar")
+    got = engine.dispatch("memory.quotes", {"id": kept["judgment_id"]}, OWNER, OWNER_GRANT)
+    (row,) = engine.store.conn.execute(
+        "SELECT received_at FROM observations WHERE id = ?", (quoted,)
+    ).fetchall()
+    expected = {
+        "id": kept["judgment_id"],
+        "observations": [
+            {
+                "id": quoted,
+                "source": "telegram",
+                "external_id": "q1",
+                "author": "owner",
+                "text": "remember: The boat key is in the blue jar",
+                "received_at": str(row[0]),
+                "purged_at": None,
+                "purged": False,
+                "quotes": [kept["judgment_id"]],
+                "why": ["text"],
+            }
+        ],
+    }
+    _same_wire(got, expected)
+    assert json.dumps(QuotesResult.model_validate(got).to_wire()) == json.dumps(got)
+
+
+def test_owner_settings_wire_is_the_old_dict(engine: Engine) -> None:
+    brief = {
+        "enabled": False,
+        "days": ["mon", "tue", "wed", "thu", "fri"],
+        "time": "08:30",
+        "covers": ["observations", "commitments", "proposals"],
+    }
+    _same_wire(
+        engine.dispatch("owner.settings", {}, AGENT, agent_grant()),
+        {"timezone": None, "brief": brief},
+    )
+    # A stored brief that names only some fields still shows every field.
+    receipt = engine.dispatch("owner.set_brief", {"enabled": True}, AGENT, agent_grant())
+    _same_wire(receipt["settings"], {"timezone": None, "brief": {**brief, "enabled": True}})
+    proposal = engine.dispatch(
+        "owner.set_timezone",
+        {"timezone": "Pacific/Kiritimati", "reason": "Bob's mail says you moved"},
+        TAINTED,
+        agent_grant(),
+    )
+    got = engine.dispatch("owner.settings", {}, OWNER, OWNER_GRANT)
+    (change,) = got["pending_changes"]
+    (created_at,) = engine.store.conn.execute(
+        "SELECT created_at FROM change_proposals WHERE id = ?", (proposal["change_id"],)
+    ).fetchone()
+    expected = {
+        "timezone": None,
+        "brief": {**brief, "enabled": True},
+        "pending_changes": [
+            {
+                "id": proposal["change_id"],
+                "action": "owner.set_timezone",
+                "state": "pending",
+                "judgment_id": None,
+                "setting": "timezone",
+                "input": {"reason": "Bob's mail says you moved", "timezone": "Pacific/Kiritimati"},
+                "proposed_by": change["proposed_by"],
+                "created_at": str(created_at),
+                "description": "set your timezone to Pacific/Kiritimati: Bob's mail says you moved",
+            }
+        ],
+    }
+    _same_wire(got, expected)
+    assert change["proposed_by"]["name"] == AGENT.actor_name
+    assert json.dumps(OwnerSettingsResult.model_validate(got).to_wire()) == json.dumps(got)
+    # An agent's read of the same store: no pending changes key at all.
+    assert list(engine.dispatch("owner.settings", {}, AGENT, agent_grant())) == [
+        "timezone",
+        "brief",
+    ]
+
+
+def test_memory_read_pending_change_and_evidence_wire_keys(engine: Engine) -> None:
+    cited = _observe(engine, "e1", "we ship on Thursday")
+    rule = save(engine, "We ship on Thursday", "decision", evidence=[f"obs:{cited}"])
+    proposal = engine.dispatch(
+        "memory.retire", {"id": rule["judgment_id"], "reason": "moved"}, AGENT, agent_grant()
+    )
+    owners = engine.dispatch("memory.read", {"id": rule["judgment_id"]}, OWNER, OWNER_GRANT)
+    change = owners["record"]["pending_change"]
+    assert list(change) == [
+        "id",
+        "action",
+        "state",
+        "judgment_id",
+        "setting",
+        "input",
+        "proposed_by",
+        "created_at",
+        "description",
+    ]
+    assert (change["id"], change["setting"]) == (proposal["change_id"], None)
+    agents = engine.dispatch("memory.read", {"id": rule["judgment_id"]}, AGENT, agent_grant())
+    assert agents["record"]["pending_change"] == {
+        "id": proposal["change_id"],
+        "action": "memory.retire",
+        "state": "pending",
+    }
+    (item,) = owners["record"]["evidence"]
+    assert list(item) == ["ref", "visible", "source", "channel", "author", "at", "excerpt"]
+    assert (item["ref"], item["excerpt"], item["channel"]) == (
+        f"obs:{cited}",
+        "we ship on Thursday",
+        None,
+    )
