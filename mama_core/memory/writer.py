@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from mama_core import clock
 from mama_core.errors import CommandConflictError, MamaError
+from mama_core.json_types import JsonObject
 from mama_core.memory.commit_feed import CommitFeed
 from mama_core.memory.coverage import written_rows
 from mama_core.memory.events import EVENT_FORMAT, ChainHead, Event, chain_head, insert_event
@@ -107,7 +108,7 @@ class Tx:
         confidence: float | None,
         status: str,
         valid_from: str,
-        provenance: dict[str, Any],
+        provenance: JsonObject,
         involvement: str,
     ) -> tuple[int, str]:
         """Insert a new judgment recorded now by this command (the one ``INSERT INTO
