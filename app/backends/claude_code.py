@@ -53,10 +53,11 @@ QUIET_ENV = {
     "ENABLE_TOOL_SEARCH": "false",
 }
 MCP_WAIT_MS = "120000"
-"""How long Claude Code waits for MAMA's MCP server before a turn (its ``MCP_TIMEOUT``;
-the CLI's own default is shorter, and a loaded machine can start the bridge later
-than that: the turn then runs with the tools "pending"). Unless the owner set
-``MCP_TIMEOUT``; a turn that still lacks the tools is retried (``ToolsUnreachableError``)."""
+"""How long Claude Code waits for MAMA's MCP server before a turn: its ``MCP_TIMEOUT``
+(one connection attempt) and ``MCP_CONNECT_TIMEOUT_MS`` (how long a blocking start
+waits for all servers; 5 s by default in the CLI). A loaded machine can start the bridge
+later than that: the turn then runs with the tools "pending". Unless the owner set them;
+a turn that still lacks the tools is retried (``ToolsUnreachableError``)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ class ClaudeCodeBackend:
     def _env(self) -> dict[str, str]:
         env = {**os.environ, **QUIET_ENV}
         env.setdefault("MCP_TIMEOUT", MCP_WAIT_MS)
+        env.setdefault("MCP_CONNECT_TIMEOUT_MS", MCP_WAIT_MS)
         return {**env, **self.settings.env}
 
     async def start(self, tools: list[ToolSpec]) -> None:

@@ -121,6 +121,7 @@ def test_control_a_prompt_bridge_gives_the_first_turn_its_tools(
 ) -> None:
     fake, states, backend, problems = run_delta(engine, store, claude_bin, tmp_path, False)
     assert backend._env()["MCP_TIMEOUT"] == "120000"  # pyright: ignore[reportPrivateUsage]
+    assert backend._env()["MCP_CONNECT_TIMEOUT_MS"] == "120000"  # pyright: ignore[reportPrivateUsage]
     assert [has_tools(r) for r in delta_requests(fake)] == [True]
     assert states == [(InputState.DONE, 1)]
     assert problems == [""]

@@ -119,6 +119,9 @@ def test_claude_code_saves_and_searches_through_the_plugin(
             # user sets too (the README says so).
             "MCP_CONNECTION_NONBLOCKING": "false",
             "MCP_TIMEOUT": "60000",
+            # ... and what a blocking start waits for all servers (5 s by default): under
+            # load `mama mcp` answered later and the server stayed "pending".
+            "MCP_CONNECT_TIMEOUT_MS": "60000",
             # Loaded machines must not make the file hook flaky here; its budget is
             # tested on its own in test_hooks.
             "MAMA_HOOK_BUDGET_MS": "30000",
