@@ -53,19 +53,21 @@ typecheck:
 	.venv/bin/pyright mama_core app
 
 # One worker per core (pytest-xdist): most tests wait on a subprocess (the CLI, Claude
-# Code, Xvfb, a fake server), so a second worker fills the wait. --dist worksteal gives
-# each worker a contiguous run of the tests (a module's fixtures are mostly built once)
-# and moves the rest when one runs ahead. Not loadscope: in pytest-xdist 3.8.0, after a
-# worker crashes (a segfault, pytest-timeout's kill), loadscope re-queues the dead
-# worker's finished modules as empty work and the run hangs until CI's limit instead of
-# failing (pytest-xdist issue #1378); worksteal reports the crash and goes on.
+# Code, Xvfb, a fake server), so a second worker fills the wait. --dist loadscope keeps
+# each module on one worker: its module-scoped fixtures are built once (the suite took
+# 13:22 so and 15:57 with --dist worksteal, which splits modules). --max-worker-restart=0:
+# in pytest-xdist 3.8.0, when a worker crashes (a segfault, pytest-timeout's kill),
+# loadscope re-queues the dead worker's finished modules as empty work and, with a
+# replacement worker, the run hung until CI's limit (pytest-xdist #1378, open). Without
+# a replacement the crash is reported and the other worker stops after its current test:
+# the run fails at once instead (what was not run yet is not run; a crash is red anyway).
 #
 # Our own packages' byte code first, for the same reason as UV_COMPILE_BYTECODE above:
 # the tests start hundreds of `mama`, tray and fake-server processes (compileall skips
 # what is up to date; `python -m` and editable installs read __pycache__ like any other).
 pytest:
 	.venv/bin/python -m compileall -q -j 0 mama_core app ui tests bench
-	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -n auto --dist worksteal --durations=25
+	QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -n auto --dist loadscope --max-worker-restart=0 --durations=25
 
 # The installable app: a PyInstaller one-folder bundle (dist/mama/) and its archive.
 bundle: setup
