@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.conftest import REPO_ROOT
 
@@ -24,50 +25,35 @@ NODE_PREFIX = REPO_ROOT / ".node"
 INSTALL_TIMEOUT_S = 900
 
 
-def _installed_version() -> str | None:
-    manifest = NODE_PREFIX / "node_modules" / CLAUDE_CODE_PACKAGE / "package.json"
-    try:
-        return str(json.loads(manifest.read_text("utf-8")).get("version"))
-    except (OSError, ValueError):
-        return None
-
-
-def _binary() -> Path:
-    return NODE_PREFIX / "node_modules" / ".bin" / "claude"
-
-
 def _refuse(reason: str) -> None:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"Claude Code {CLAUDE_CODE_VERSION} is needed in CI: {reason}")
-    pytest.skip(f"Claude Code {CLAUDE_CODE_VERSION} is not available: {reason}")
+        pytest.fail(f"needed in CI: {reason}")
+    pytest.skip(f"not available: {reason}")
+
+
+def ensure_npm_cli(package: str, version: str, binary: str) -> Path:
+    """The pinned CLI's executable in ``.node/``, installed with npm first if absent; in
+    CI (``CI=true``) a failed install fails the test, elsewhere it skips it.
+
+    One install at a time (both CLIs go into the same prefix): two test workers
+    installing at once broke each other's postinstall ('Failed to place binary:
+    ENOENT'), failing CI."""
+    NODE_PREFIX.mkdir(exist_ok=True)
+    manifest = NODE_PREFIX / "node_modules" / package / "package.json"
+    exe = NODE_PREFIX / "node_modules" / ".bin" / binary
+    with FileLock(NODE_PREFIX / ".install.lock", timeout=INSTALL_TIMEOUT_S):
+        try:
+            installed = str(json.loads(manifest.read_text("utf-8")).get("version"))
+        except (OSError, ValueError):
+            installed = None
+        if installed != version or not exe.exists():
+            _install(package, version)
+    return exe
 
 
 def ensure_claude_code() -> Path:
     """The pinned ``claude`` binary, installed into ``.node/`` first if it is not there."""
-    if _installed_version() != CLAUDE_CODE_VERSION or not _binary().exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            _refuse("npm is not installed")
-        assert npm is not None
-        done = subprocess.run(
-            [
-                npm,
-                "install",
-                "--prefix",
-                str(NODE_PREFIX),
-                "--no-audit",
-                "--no-fund",
-                "--save-exact",
-                f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-            check=False,
-        )
-        if done.returncode != 0:
-            _refuse(f"npm install failed: {done.stderr.strip()[-2000:]}")
-    binary = _binary()
+    binary = ensure_npm_cli(CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, "claude")
     probe = subprocess.run(
         [str(binary), "--version"],
         capture_output=True,
@@ -79,3 +65,28 @@ def ensure_claude_code() -> Path:
     if probe.returncode != 0 or CLAUDE_CODE_VERSION not in probe.stdout:
         _refuse(f"`claude --version` said {probe.stdout.strip()!r} {probe.stderr.strip()!r}")
     return binary
+
+
+def _install(package: str, version: str) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        _refuse("npm is not installed")
+    assert npm is not None
+    done = subprocess.run(
+        [
+            npm,
+            "install",
+            "--prefix",
+            str(NODE_PREFIX),
+            "--no-audit",
+            "--no-fund",
+            "--save-exact",
+            f"{package}@{version}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        _refuse(f"npm install {package}@{version} failed: {done.stderr.strip()[-2000:]}")
